@@ -1,0 +1,261 @@
+//! The elicitation bridge (contract §4, shared §2/§10): MCP `elicitation/create` params → §10
+//! Request, §10 Answer → MCP ElicitResult, and one inbound server message → the reply. Pure
+//! functions; the byte-parity vectors in `shared/parity/` pin every choice here.
+
+use crate::error::{Error, Result};
+use crate::json::type_name;
+use crate::jsonrpc::{self, Inbound};
+use serde_json::{Map, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+static REQUEST_COUNTER: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh §10 Request id: `elc-` + base-36 milliseconds since the epoch + `-` + a per-process
+/// counter from 1. The counter, not the clock, is what makes ids unique.
+pub fn next_request_id() -> String {
+    let n = REQUEST_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    format!("elc-{}-{}", base36(ms), n)
+}
+
+fn base36(mut n: u64) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut buf = Vec::with_capacity(13);
+    loop {
+        buf.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.reverse();
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+/// Whether `elicitation/create` params ask for URL mode (exactly `"url"`; §4 table).
+pub fn is_url_mode(params: &Map<String, Value>) -> bool {
+    matches!(params.get("mode"), Some(Value::String(m)) if m == "url")
+}
+
+/// MCP `elicitation/create` params → a §10 Request `{id, kind, prompt, url?, data?}` (§4).
+pub fn elicitation_to_request(params: &Map<String, Value>) -> Map<String, Value> {
+    let url_mode = is_url_mode(params);
+    let mut req = Map::new();
+    req.insert("id".into(), Value::String(next_request_id()));
+    let kind = if url_mode { "authorization" } else { "input" };
+    req.insert("kind".into(), Value::String(kind.into()));
+    let prompt = match params.get("message") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => crate::json::to_text(other),
+    };
+    req.insert("prompt".into(), Value::String(prompt));
+    if url_mode {
+        if let Some(Value::String(u)) = params.get("url") {
+            if !u.is_empty() {
+                req.insert("url".into(), Value::String(u.clone()));
+            }
+        }
+    } else if let Some(schema) = params.get("requestedSchema") {
+        if !schema.is_null() {
+            let mut data = Map::new();
+            data.insert("schema".into(), schema.clone());
+            req.insert("data".into(), Value::Object(data));
+        }
+    }
+    req
+}
+
+/// A validated §10 Answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub ok: bool,
+    /// `data` when `ok` (absent or null → None).
+    pub data: Option<Map<String, Value>>,
+    /// `reason` when it is a string.
+    pub reason: Option<String>,
+}
+
+/// What the server is sent back for one elicitation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitResult {
+    Accept(Map<String, Value>),
+    Decline,
+    Cancel,
+}
+
+impl ElicitResult {
+    /// The MCP ElicitResult JSON: `{"action":"accept","content":{…}}` etc.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        match self {
+            ElicitResult::Accept(content) => {
+                m.insert("action".into(), Value::String("accept".into()));
+                m.insert("content".into(), Value::Object(content.clone()));
+            }
+            ElicitResult::Decline => {
+                m.insert("action".into(), Value::String("decline".into()));
+            }
+            ElicitResult::Cancel => {
+                m.insert("action".into(), Value::String("cancel".into()));
+            }
+        }
+        Value::Object(m)
+    }
+}
+
+/// Validates a §10 Answer (§4): `ok` must be a boolean; when true, `data` if present and not
+/// null must be an object. When `expected_id` is given, an `id` that is present (and not null)
+/// must equal it.
+pub fn parse_answer(v: &Value, expected_id: Option<&str>) -> Result<Answer> {
+    let obj = v.as_object().ok_or_else(|| {
+        Error::invalid_argument(format!("an Answer must be a JSON object, got {}", type_name(v)))
+    })?;
+    let ok = match obj.get("ok") {
+        Some(Value::Bool(b)) => *b,
+        None => return Err(Error::invalid_argument("an Answer needs `ok` (a boolean)")),
+        Some(other) => {
+            return Err(Error::invalid_argument(format!(
+                "Answer `ok` must be a boolean, got {}",
+                type_name(other)
+            )))
+        }
+    };
+    if let (Some(want), Some(got)) = (expected_id, obj.get("id")) {
+        if !got.is_null() && got.as_str() != Some(want) {
+            return Err(Error::invalid_argument(format!(
+                "Answer `id` {} does not match the Request id \"{want}\"",
+                crate::json::to_text(got)
+            )));
+        }
+    }
+    let data = if ok {
+        match obj.get("data") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m.clone()),
+            Some(other) => {
+                return Err(Error::invalid_argument(format!(
+                    "Answer `data` must be a JSON object when `ok` is true, got {}",
+                    type_name(other)
+                )))
+            }
+        }
+    } else {
+        None
+    };
+    let reason = match obj.get("reason") {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    Ok(Answer { ok, data, reason })
+}
+
+/// §10 Answer → ElicitResult (§4 table): ok → accept (content = data or `{}`), reason
+/// `"declined"` → decline, anything else → cancel.
+pub fn answer_to_result(a: &Answer) -> ElicitResult {
+    if a.ok {
+        ElicitResult::Accept(a.data.clone().unwrap_or_default())
+    } else if a.reason.as_deref() == Some("declined") {
+        ElicitResult::Decline
+    } else {
+        ElicitResult::Cancel
+    }
+}
+
+/// What a resolver made of one Request: an Answer, or nothing (failed, no answer, deferred in
+/// the pure function) which the bridge sends as cancel.
+pub type ResolverOutcome = Option<Answer>;
+
+/// One inbound JSON-RPC message → the reply frame to write back, or None when it is not a
+/// server request (§4 "One inbound server message → reply"). `resolver` is None when the host
+/// registered none; it receives the §10 Request.
+pub fn server_request_response(
+    msg: &Value,
+    resolver: Option<&mut dyn FnMut(&Map<String, Value>) -> ResolverOutcome>,
+) -> Result<Option<Value>> {
+    let (id, method, params) = match jsonrpc::classify(msg)? {
+        Inbound::Request { id, method, params } => (id, method, params),
+        _ => return Ok(None),
+    };
+    let reply = match (method, resolver) {
+        ("ping", _) => jsonrpc::result_frame(id, Value::Object(Map::new())),
+        ("elicitation/create", Some(resolve)) => match elicitation_params(params) {
+            Some(p) => {
+                let request = elicitation_to_request(p.as_ref());
+                let result = match resolve(&request) {
+                    Some(answer) => answer_to_result(&answer),
+                    None => ElicitResult::Cancel,
+                };
+                jsonrpc::result_frame(id, result.to_value())
+            }
+            None => jsonrpc::error_frame(id, -32602, "Invalid params"),
+        },
+        _ => jsonrpc::error_frame(id, -32601, "Method not found"),
+    };
+    Ok(Some(reply))
+}
+
+/// `elicitation/create` params: absent or null count as `{}`; anything but an object is None
+/// (→ -32602).
+pub fn elicitation_params(
+    params: Option<&Value>,
+) -> Option<std::borrow::Cow<'_, Map<String, Value>>> {
+    match params {
+        None | Some(Value::Null) => Some(std::borrow::Cow::Owned(Map::new())),
+        Some(Value::Object(m)) => Some(std::borrow::Cow::Borrowed(m)),
+        Some(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{parse, to_text};
+
+    fn req(params: &str) -> String {
+        let p = parse(params, "p").unwrap();
+        let mut r = elicitation_to_request(p.as_object().unwrap());
+        r.insert("id".into(), Value::String("<ID>".into()));
+        to_text(&Value::Object(r))
+    }
+
+    #[test]
+    fn request_mapping() {
+        assert_eq!(
+            req(r#"{"mode":"url","url":"https://x","message":"m","requestedSchema":{}}"#),
+            r#"{"id":"<ID>","kind":"authorization","prompt":"m","url":"https://x"}"#
+        );
+        assert_eq!(
+            req(r#"{"message":1E2,"requestedSchema":{}}"#),
+            r#"{"id":"<ID>","kind":"input","prompt":"1e+2","data":{"schema":{}}}"#
+        );
+    }
+
+    #[test]
+    fn ids_are_unique_and_counted() {
+        let a = next_request_id();
+        let b = next_request_id();
+        assert!(a.starts_with("elc-") && a != b);
+        let n = |s: &str| s.rsplit('-').next().unwrap().parse::<u64>().unwrap();
+        assert!(n(&b) > n(&a));
+        assert_eq!(base36(0), "0");
+        assert_eq!(base36(36 * 36 + 35), "10z");
+    }
+
+    #[test]
+    fn answers() {
+        let a = |t: &str| parse_answer(&parse(t, "a").unwrap(), Some("elc-1-1"));
+        assert_eq!(
+            answer_to_result(&a(r#"{"ok":false,"reason":"declined"}"#).unwrap()),
+            ElicitResult::Decline
+        );
+        assert!(a(r#"{"ok":"yes"}"#).is_err());
+        assert!(a(r#"{"ok":true,"data":[]}"#).is_err());
+        assert!(a(r#"{"ok":true,"id":"other"}"#).is_err());
+        assert!(a(r#"{"ok":false,"data":[]}"#).is_ok());
+    }
+}

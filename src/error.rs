@@ -1,0 +1,53 @@
+//! The library's error type: a kind (mapped onto a C status code by `ffi::guard`) and a message
+//! that says what was wrong. Protocol code returns these; it never sees a C status.
+
+use std::fmt;
+
+/// What went wrong, at the granularity the C ABI reports (c-api.md "Status codes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// NULL, bad UTF-8, a wrong JSON shape, an invalid §10 Answer.
+    InvalidArgument,
+    /// Text that is not JSON (strict: no lone surrogates, depth ≤ 128, no trailing text).
+    InvalidJson,
+    /// The whole config is unusable (§2); per-server problems are statuses instead.
+    Config,
+    /// No tool of that name.
+    NotFound,
+    /// The client or responder is already closed.
+    Closed,
+    /// A call that would deadlock (inside that server's own inline resolver).
+    Reentrant,
+    /// A bug in the library.
+    Internal,
+}
+
+/// An error with a message for `tn_last_error_message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidArgument, message)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;

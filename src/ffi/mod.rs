@@ -1,0 +1,204 @@
+//! The C boundary and nothing else (c-api.md): every exported function checks its arguments,
+//! calls the core, converts the result, and runs inside [`guard::guard`].
+
+pub mod guard;
+pub mod resolver;
+pub mod strings;
+
+use crate::error::Error;
+use crate::{bridge, json, naming, responder};
+use guard::{guard, guard_value, tn_status};
+use resolver::{tn_resolver_fn, tn_responder, HostResolver};
+use std::ffi::{c_char, c_void};
+use strings::{init_out, set_out, str_arg};
+
+pub use guard::{
+    TN_ERR_CLOSED, TN_ERR_CONFIG, TN_ERR_INTERNAL, TN_ERR_INVALID_ARGUMENT, TN_ERR_INVALID_JSON,
+    TN_ERR_NOT_FOUND, TN_ERR_PANIC, TN_ERR_REENTRANT, TN_OK,
+};
+pub use resolver::{TN_DEFERRED, TN_RESOLVED};
+
+/// The library version, e.g. "0.1.0". Static; do not free.
+#[no_mangle]
+pub extern "C" fn tn_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// Static text for a status code; do not free.
+#[no_mangle]
+pub extern "C" fn tn_status_str(code: tn_status) -> *const c_char {
+    guard::status_text(code).as_ptr()
+}
+
+/// The calling thread's last error message, or NULL when none. Borrowed: valid until the next
+/// `tn_` call on this thread.
+#[no_mangle]
+pub extern "C" fn tn_last_error_message() -> *const c_char {
+    guard_value(std::ptr::null(), guard::last_error_ptr)
+}
+
+/// Releases a string returned by the library. NULL is a no-op.
+///
+/// # Safety
+/// `s` is NULL or a string from a `tn_` function that was not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn tn_string_free(s: *mut c_char) {
+    guard_value((), || {
+        // SAFETY: the caller passes a library-made string (or NULL), once.
+        unsafe { strings::free(s) }
+    })
+}
+
+/// MCP `elicitation/create` params (a JSON object) → a §10 Request (contract §4).
+///
+/// # Safety
+/// `params_json` is NULL or a NUL-terminated string; `request_json_out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_elicitation_to_request(
+    params_json: *const c_char,
+    request_json_out: *mut *mut c_char,
+) -> tn_status {
+    guard("tn_elicitation_to_request", || {
+        // SAFETY: forwarded caller guarantees.
+        unsafe { init_out(request_json_out, "request_json_out")? };
+        // SAFETY: forwarded caller guarantees.
+        let text = unsafe { str_arg(params_json, "params_json")? };
+        let params = match json::parse(text, "params_json")? {
+            serde_json::Value::Null => serde_json::Map::new(),
+            serde_json::Value::Object(m) => m,
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "params_json must be a JSON object, got {}",
+                    json::type_name(&other)
+                )))
+            }
+        };
+        let req = bridge::elicitation_to_request(&params);
+        // SAFETY: checked by init_out above.
+        unsafe { set_out(request_json_out, json::to_text(&serde_json::Value::Object(req))) }
+    })
+}
+
+/// A §10 Answer → an MCP ElicitResult (contract §4).
+///
+/// # Safety
+/// `answer_json` is NULL or a NUL-terminated string; `result_json_out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_answer_to_result(
+    answer_json: *const c_char,
+    result_json_out: *mut *mut c_char,
+) -> tn_status {
+    guard("tn_answer_to_result", || {
+        // SAFETY: forwarded caller guarantees.
+        unsafe { init_out(result_json_out, "result_json_out")? };
+        // SAFETY: forwarded caller guarantees.
+        let text = unsafe { str_arg(answer_json, "answer_json")? };
+        let answer = bridge::parse_answer(&json::parse(text, "answer_json")?, None)?;
+        let result = bridge::answer_to_result(&answer).to_value();
+        // SAFETY: checked by init_out above.
+        unsafe { set_out(result_json_out, json::to_text(&result)) }
+    })
+}
+
+/// One inbound JSON-RPC message → the reply to write back (contract §4). `*reply_json_out`
+/// stays NULL, with `TN_OK`, when the message is not a server request. `resolver` may be NULL;
+/// it is called synchronously and `TN_DEFERRED` counts as cancel here.
+///
+/// # Safety
+/// `message_json` is NULL or a NUL-terminated string; `reply_json_out` is NULL or writable;
+/// `resolver`, when set, follows the `tn_resolver_fn` contract with `user_data`.
+#[no_mangle]
+pub unsafe extern "C" fn tn_server_request_response(
+    resolver: tn_resolver_fn,
+    user_data: *mut c_void,
+    message_json: *const c_char,
+    reply_json_out: *mut *mut c_char,
+) -> tn_status {
+    guard("tn_server_request_response", || {
+        // SAFETY: forwarded caller guarantees.
+        unsafe { init_out(reply_json_out, "reply_json_out")? };
+        // SAFETY: forwarded caller guarantees.
+        let text = unsafe { str_arg(message_json, "message_json")? };
+        let msg = json::parse(text, "message_json")?;
+        let host = HostResolver::new(resolver, user_data);
+        let mut call = |req: &serde_json::Map<String, serde_json::Value>| match &host {
+            Some(h) => responder::resolve_now(h, req),
+            None => None,
+        };
+        let resolve: Option<&mut dyn FnMut(&_) -> _> = match host {
+            Some(_) => Some(&mut call),
+            None => None,
+        };
+        if let Some(reply) = bridge::server_request_response(&msg, resolve)? {
+            // SAFETY: checked by init_out above.
+            unsafe { set_out(reply_json_out, json::to_text(&reply))? };
+        }
+        Ok(())
+    })
+}
+
+/// Answers a responder with a §10 Answer (JSON, copied). `TN_OK` when taken; invalid JSON or
+/// an invalid Answer is an error and the responder stays open; an answered, timed-out or
+/// cancelled responder is `TN_ERR_CLOSED`. Callable from any thread.
+///
+/// # Safety
+/// `answer_json` is NULL or a NUL-terminated string. `responder` is any value: it is a token,
+/// never dereferenced.
+#[no_mangle]
+pub unsafe extern "C" fn tn_responder_answer(
+    responder: *mut tn_responder,
+    answer_json: *const c_char,
+) -> tn_status {
+    guard("tn_responder_answer", || {
+        if responder.is_null() {
+            return Err(Error::invalid_argument("`responder` is NULL"));
+        }
+        // SAFETY: forwarded caller guarantees.
+        let text = unsafe { str_arg(answer_json, "answer_json")? };
+        responder::answer(resolver::handle_to_token(responder), text)
+    })
+}
+
+/// A name (as a JSON string literal) → its sanitized form (a JSON string literal) (§0.1):
+/// every code point outside `[a-zA-Z0-9_-]` becomes one `_`. For parity tests of naming.
+///
+/// # Safety
+/// `name_json` is NULL or a NUL-terminated string; `name_json_out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tn_sanitize_name(
+    name_json: *const c_char,
+    name_json_out: *mut *mut c_char,
+) -> tn_status {
+    guard("tn_sanitize_name", || {
+        // SAFETY: forwarded caller guarantees.
+        unsafe { init_out(name_json_out, "name_json_out")? };
+        // SAFETY: forwarded caller guarantees.
+        let text = unsafe { str_arg(name_json, "name_json")? };
+        let name = match json::parse(text, "name_json")? {
+            serde_json::Value::String(s) => s,
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "name_json must be a JSON string, got {}",
+                    json::type_name(&other)
+                )))
+            }
+        };
+        let out = serde_json::Value::String(naming::sanitize(&name));
+        // SAFETY: checked by init_out above.
+        unsafe { set_out(name_json_out, json::to_text(&out)) }
+    })
+}
+
+/// Panics inside the guard on purpose and returns `TN_ERR_PANIC` with a message that contains
+/// `message`: lets hosts and bindings test their handling of the panic status.
+///
+/// # Safety
+/// `message` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn tn_debug_force_panic(message: *const c_char) -> tn_status {
+    guard("tn_debug_force_panic", || {
+        // SAFETY: forwarded caller guarantees.
+        let m = unsafe { strings::opt_str_arg(message, "message")? }.unwrap_or("forced");
+        panic!("{m}");
+    })
+}

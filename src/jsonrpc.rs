@@ -1,0 +1,163 @@
+//! JSON-RPC 2.0 framing: classifying an inbound message (by `method` first: servers number
+//! their own requests and may reuse our ids) and building reply frames.
+
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+
+/// What one inbound message is.
+#[derive(Debug, PartialEq)]
+pub enum Inbound<'a> {
+    /// A server request: a non-null `id` and a string `method`.
+    Request {
+        id: &'a Value,
+        method: &'a str,
+        params: Option<&'a Value>,
+    },
+    /// A string `method` and no (or a null) `id`.
+    Notification {
+        method: &'a str,
+        params: Option<&'a Value>,
+    },
+    /// No `method`, a non-null `id`: the answer to one of our requests.
+    Response { id: &'a Value },
+    /// Anything else (a non-string `method`, neither id nor method): ignored.
+    Other,
+}
+
+/// Classifies one message; only a message that is not a JSON object is an error.
+pub fn classify(msg: &Value) -> Result<Inbound<'_>> {
+    let obj = msg.as_object().ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "a JSON-RPC message must be a JSON object, got {}",
+            crate::json::type_name(msg)
+        ))
+    })?;
+    Ok(classify_object(obj))
+}
+
+/// [`classify`] for a message already known to be an object.
+pub fn classify_object(obj: &Map<String, Value>) -> Inbound<'_> {
+    let id = obj.get("id").filter(|v| !v.is_null());
+    match (obj.get("method"), id) {
+        (Some(Value::String(method)), Some(id)) => Inbound::Request {
+            id,
+            method,
+            params: obj.get("params"),
+        },
+        (Some(Value::String(method)), None) => Inbound::Notification {
+            method,
+            params: obj.get("params"),
+        },
+        (None, Some(id)) => Inbound::Response { id },
+        _ => Inbound::Other,
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":…,"result":…}`
+pub fn result_frame(id: &Value, result: Value) -> Value {
+    let mut m = Map::new();
+    m.insert("jsonrpc".into(), Value::String("2.0".into()));
+    m.insert("id".into(), id.clone());
+    m.insert("result".into(), result);
+    Value::Object(m)
+}
+
+/// `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}`
+pub fn error_frame(id: &Value, code: i64, message: &str) -> Value {
+    let mut err = Map::new();
+    err.insert("code".into(), Value::from(code));
+    err.insert("message".into(), Value::String(message.into()));
+    let mut m = Map::new();
+    m.insert("jsonrpc".into(), Value::String("2.0".into()));
+    m.insert("id".into(), id.clone());
+    m.insert("error".into(), Value::Object(err));
+    Value::Object(m)
+}
+
+/// A request line with a numeric id; `params_json` is already-valid JSON text, embedded as is.
+pub fn request_text(id: u64, method: &str, params_json: Option<&str>) -> String {
+    let mut s = String::with_capacity(64 + params_json.map_or(0, str::len));
+    s.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    s.push_str(itoa_u64(id).as_str());
+    s.push_str(r#","method":"#);
+    push_json_string(&mut s, method);
+    if let Some(p) = params_json {
+        s.push_str(r#","params":"#);
+        s.push_str(p);
+    }
+    s.push('}');
+    s
+}
+
+/// A notification line; `params_json` is already-valid JSON text.
+pub fn notification_text(method: &str, params_json: Option<&str>) -> String {
+    let mut s = String::with_capacity(48 + params_json.map_or(0, str::len));
+    s.push_str(r#"{"jsonrpc":"2.0","method":"#);
+    push_json_string(&mut s, method);
+    if let Some(p) = params_json {
+        s.push_str(r#","params":"#);
+        s.push_str(p);
+    }
+    s.push('}');
+    s
+}
+
+/// Appends `v` as a JSON string literal.
+pub fn push_json_string(out: &mut String, v: &str) {
+    // A str always serialises.
+    out.push_str(&serde_json::to_string(v).unwrap_or_default());
+}
+
+fn itoa_u64(n: u64) -> String {
+    n.to_string()
+}
+
+/// The numeric value of a response id we issued (ours are always u64).
+pub fn our_id(id: &Value) -> Option<u64> {
+    id.as_u64()
+}
+
+/// Checks that `text` is one JSON object, cheaply (no tree is built), for embedding as is.
+pub fn check_object_text(text: &str, what: &str) -> Result<()> {
+    if !text.trim_start().starts_with('{') {
+        // Parse to report either "not JSON" or "not an object" precisely.
+        crate::json::parse_object(text, what)?;
+    }
+    serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| {
+        Error::new(
+            crate::error::ErrorKind::InvalidJson,
+            format!("{what} is not JSON: {e}"),
+        )
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse;
+
+    #[test]
+    fn classify_by_method_first() {
+        let v = parse(r#"{"id":0,"method":"ping"}"#, "m").unwrap();
+        assert!(matches!(classify(&v).unwrap(), Inbound::Request { .. }));
+        let v = parse(r#"{"id":null,"method":"x"}"#, "m").unwrap();
+        assert!(matches!(classify(&v).unwrap(), Inbound::Notification { .. }));
+        let v = parse(r#"{"id":3,"method":5}"#, "m").unwrap();
+        assert_eq!(classify(&v).unwrap(), Inbound::Other);
+        let v = parse(r#"{"id":3,"result":{}}"#, "m").unwrap();
+        assert!(matches!(classify(&v).unwrap(), Inbound::Response { .. }));
+        assert!(classify(&parse("[]", "m").unwrap()).is_err());
+    }
+
+    #[test]
+    fn frames() {
+        assert_eq!(
+            request_text(7, "tools/call", Some(r#"{"a":1}"#)),
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"a":1}}"#
+        );
+        assert!(check_object_text(" {\"a\":1} ", "args").is_ok());
+        assert!(check_object_text("[1]", "args").is_err());
+        assert!(check_object_text("{", "args").is_err());
+    }
+}

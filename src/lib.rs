@@ -1,0 +1,14 @@
+//! toolnexus: an MCP client for C hosts (contract in `shared/docs/contract.md`).
+//!
+//! Protocol logic (bridge, naming, config, sessions) knows nothing of C; [`ffi`] is the only
+//! place with raw pointers and `unsafe`.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
+pub mod bridge;
+pub mod error;
+pub mod ffi;
+pub mod json;
+pub mod jsonrpc;
+pub mod naming;
+pub mod responder;
