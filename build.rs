@@ -6,8 +6,8 @@ fn main() {
     println!("cargo:rerun-if-changed=cbindgen.toml");
     let crate_dir = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
     let out_dir = std::env::var("OUT_DIR").expect("OUT_DIR");
-    let config = cbindgen::Config::from_file(format!("{crate_dir}/cbindgen.toml"))
-        .expect("cbindgen.toml");
+    let config =
+        cbindgen::Config::from_file(format!("{crate_dir}/cbindgen.toml")).expect("cbindgen.toml");
     match cbindgen::Builder::new()
         .with_crate(&crate_dir)
         .with_config(config)

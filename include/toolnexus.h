@@ -10,6 +10,11 @@
 #include <stddef.h>
 
 /*
+ Default cap on one inbound message (§5).
+ */
+#define DEFAULT_MAX_MESSAGE_BYTES ((32 * 1024) * 1024)
+
+/*
  The resolver answered before returning.
  */
 #define TN_RESOLVED 0
@@ -18,6 +23,16 @@
  The host will answer later, from any thread, with `tn_responder_answer`.
  */
 #define TN_DEFERRED 1
+
+/*
+ The most `tools/list` pages followed (§3).
+ */
+#define MAX_PAGES 1000
+
+/*
+ Opaque client handle.
+ */
+typedef struct tn_client tn_client;
 
 /*
  One-shot responder handle, owned by the library. It is a token, not memory: answering it
@@ -156,6 +171,52 @@ tn_status tn_sanitize_name(const char *name_json, char **name_json_out);
  `message` is NULL or a NUL-terminated string.
  */
 tn_status tn_debug_force_panic(const char *message);
+
+/*
+ Connects every server in `config_json` (contract §2). `resolver` may be NULL: then no
+ elicitation capability is advertised. Succeeds even when some or all servers fail (their
+ status says why); fails only when the config itself is unusable.
+
+ # Safety
+ `config_json` is NULL or a NUL-terminated string; `client_out` is NULL or writable;
+ `resolver`, when set, may be called from the library's reader threads with `user_data`
+ until `tn_disconnect` returns.
+ */
+tn_status tn_connect(const char *config_json, tn_resolver_fn resolver, void *user_data, tn_client **client_out);
+
+/*
+ The tools of every connected server as a JSON array sorted by name (contract §1).
+
+ # Safety
+ `tools_json_out` is NULL or writable. `client` is any value (a handle, not dereferenced).
+ */
+tn_status tn_list_tools(const tn_client *client, char **tools_json_out);
+
+/*
+ `{"servers":{"<name>":{"status":"connected"|"disabled"|"failed","error":"…"?,…}}}`.
+
+ # Safety
+ `statuses_json_out` is NULL or writable. `client` is any value (a handle).
+ */
+tn_status tn_server_statuses(const tn_client *client, char **statuses_json_out);
+
+/*
+ Calls a tool by its listed name. `args_json` may be NULL (= `{}`). Every outcome the model
+ should see (tool error, timeout, server gone) is `TN_OK` with an isError ToolResult.
+
+ # Safety
+ `name` and `args_json` are NULL or NUL-terminated strings; `result_json_out` is NULL or
+ writable. `client` is any value (a handle).
+ */
+tn_status tn_call_tool(tn_client *client, const char *name, const char *args_json, char **result_json_out);
+
+/*
+ Closes every connection (bounded: stdin close, then SIGTERM, then SIGKILL of the process
+ group), answers deferred responders with cancel, and frees the client once in-flight calls
+ have returned. NULL and a second call are no-ops. From inside one of this client's inline
+ resolvers it does nothing and leaves `TN_ERR_REENTRANT` as the last error.
+ */
+void tn_disconnect(tn_client *client);
 
 #ifdef __cplusplus
 }  // extern "C"

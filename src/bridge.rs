@@ -84,6 +84,8 @@ pub struct Answer {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElicitResult {
     Accept(Map<String, Value>),
+    /// URL-mode accept: the MCP spec allows `content` only in form mode (§4 live bridge).
+    AcceptWithoutContent,
     Decline,
     Cancel,
 }
@@ -96,6 +98,9 @@ impl ElicitResult {
             ElicitResult::Accept(content) => {
                 m.insert("action".into(), Value::String("accept".into()));
                 m.insert("content".into(), Value::Object(content.clone()));
+            }
+            ElicitResult::AcceptWithoutContent => {
+                m.insert("action".into(), Value::String("accept".into()));
             }
             ElicitResult::Decline => {
                 m.insert("action".into(), Value::String("decline".into()));
@@ -113,7 +118,10 @@ impl ElicitResult {
 /// must equal it.
 pub fn parse_answer(v: &Value, expected_id: Option<&str>) -> Result<Answer> {
     let obj = v.as_object().ok_or_else(|| {
-        Error::invalid_argument(format!("an Answer must be a JSON object, got {}", type_name(v)))
+        Error::invalid_argument(format!(
+            "an Answer must be a JSON object, got {}",
+            type_name(v)
+        ))
     })?;
     let ok = match obj.get("ok") {
         Some(Value::Bool(b)) => *b,
@@ -170,31 +178,59 @@ pub fn answer_to_result(a: &Answer) -> ElicitResult {
 /// the pure function) which the bridge sends as cancel.
 pub type ResolverOutcome = Option<Answer>;
 
+/// A synchronous resolver for [`server_request_response`]: §10 Request in, outcome out.
+pub type SyncResolver<'a> = &'a mut dyn FnMut(&Map<String, Value>) -> ResolverOutcome;
+
+/// How to answer one server request (§4): the policy shared by the pure function and the
+/// live reader.
+#[derive(Debug)]
+pub enum Route<'a> {
+    /// Reply with this frame now.
+    Reply(Value),
+    /// Ask the host: an `elicitation/create` with these params (absent/null → `{}`).
+    Elicit(std::borrow::Cow<'a, Map<String, Value>>),
+}
+
+/// Routes a server request: `ping` → `{}`; `elicitation/create` → the resolver (or -32601
+/// without one; -32602 when params is not an object); anything else → -32601.
+pub fn route<'a>(
+    id: &Value,
+    method: &str,
+    params: Option<&'a Value>,
+    has_resolver: bool,
+) -> Route<'a> {
+    match method {
+        "ping" => Route::Reply(jsonrpc::result_frame(id, Value::Object(Map::new()))),
+        "elicitation/create" if has_resolver => match elicitation_params(params) {
+            Some(p) => Route::Elicit(p),
+            None => Route::Reply(jsonrpc::error_frame(id, -32602, "Invalid params")),
+        },
+        _ => Route::Reply(jsonrpc::error_frame(id, -32601, "Method not found")),
+    }
+}
+
 /// One inbound JSON-RPC message → the reply frame to write back, or None when it is not a
 /// server request (§4 "One inbound server message → reply"). `resolver` is None when the host
 /// registered none; it receives the §10 Request.
 pub fn server_request_response(
     msg: &Value,
-    resolver: Option<&mut dyn FnMut(&Map<String, Value>) -> ResolverOutcome>,
+    resolver: Option<SyncResolver<'_>>,
 ) -> Result<Option<Value>> {
     let (id, method, params) = match jsonrpc::classify(msg)? {
         Inbound::Request { id, method, params } => (id, method, params),
         _ => return Ok(None),
     };
-    let reply = match (method, resolver) {
-        ("ping", _) => jsonrpc::result_frame(id, Value::Object(Map::new())),
-        ("elicitation/create", Some(resolve)) => match elicitation_params(params) {
-            Some(p) => {
-                let request = elicitation_to_request(p.as_ref());
-                let result = match resolve(&request) {
-                    Some(answer) => answer_to_result(&answer),
-                    None => ElicitResult::Cancel,
-                };
-                jsonrpc::result_frame(id, result.to_value())
-            }
-            None => jsonrpc::error_frame(id, -32602, "Invalid params"),
-        },
-        _ => jsonrpc::error_frame(id, -32601, "Method not found"),
+    let reply = match (route(id, method, params, resolver.is_some()), resolver) {
+        (Route::Reply(frame), _) => frame,
+        (Route::Elicit(p), Some(resolve)) => {
+            let request = elicitation_to_request(p.as_ref());
+            let result = match resolve(&request) {
+                Some(answer) => answer_to_result(&answer),
+                None => ElicitResult::Cancel,
+            };
+            jsonrpc::result_frame(id, result.to_value())
+        }
+        (Route::Elicit(_), None) => jsonrpc::error_frame(id, -32601, "Method not found"),
     };
     Ok(Some(reply))
 }

@@ -56,10 +56,16 @@ mod tests {
 
     #[test]
     fn strictness() {
-        assert_eq!(parse(r#""\ud800""#, "x").unwrap_err().kind, ErrorKind::InvalidJson);
+        assert_eq!(
+            parse(r#""\ud800""#, "x").unwrap_err().kind,
+            ErrorKind::InvalidJson
+        );
         assert_eq!(parse("{} x", "x").unwrap_err().kind, ErrorKind::InvalidJson);
         let deep = "[".repeat(200) + &"]".repeat(200);
         assert_eq!(parse(&deep, "x").unwrap_err().kind, ErrorKind::InvalidJson);
-        assert!(parse_object("[]", "x").unwrap_err().message.contains("an array"));
+        assert!(parse_object("[]", "x")
+            .unwrap_err()
+            .message
+            .contains("an array"));
     }
 }

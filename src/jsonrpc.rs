@@ -142,7 +142,10 @@ mod tests {
         let v = parse(r#"{"id":0,"method":"ping"}"#, "m").unwrap();
         assert!(matches!(classify(&v).unwrap(), Inbound::Request { .. }));
         let v = parse(r#"{"id":null,"method":"x"}"#, "m").unwrap();
-        assert!(matches!(classify(&v).unwrap(), Inbound::Notification { .. }));
+        assert!(matches!(
+            classify(&v).unwrap(),
+            Inbound::Notification { .. }
+        ));
         let v = parse(r#"{"id":3,"method":5}"#, "m").unwrap();
         assert_eq!(classify(&v).unwrap(), Inbound::Other);
         let v = parse(r#"{"id":3,"result":{}}"#, "m").unwrap();

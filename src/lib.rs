@@ -6,9 +6,17 @@
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod bridge;
+pub mod client;
+pub mod config;
+pub mod conn;
 pub mod error;
 pub mod ffi;
 pub mod json;
 pub mod jsonrpc;
 pub mod naming;
 pub mod responder;
+pub mod sep1034;
+pub mod session;
+pub mod shape;
+pub mod timer;
+pub mod transport;

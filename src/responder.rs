@@ -22,6 +22,8 @@ type Finisher = Box<dyn FnOnce(Finish) + Send>;
 
 /// One open question to the host.
 pub struct Responder {
+    /// Which client opened it (0: the pure function); disconnect cancels by owner.
+    owner: u64,
     request_id: String,
     finisher: Mutex<Option<Finisher>>,
 }
@@ -43,9 +45,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Opens a responder for the Request `request_id`; `finisher` runs exactly once, on whichever
 /// thread ends it (the host's answer, the resolver's return, a timer, disconnect).
-pub fn open(request_id: String, finisher: impl FnOnce(Finish) + Send + 'static) -> Token {
+pub fn open(
+    owner: u64,
+    request_id: String,
+    finisher: impl FnOnce(Finish) + Send + 'static,
+) -> Token {
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     let r = Arc::new(Responder {
+        owner,
         request_id,
         finisher: Mutex::new(Some(Box::new(finisher))),
     });
@@ -93,6 +100,16 @@ pub fn cancel(token: Token, reason: impl Into<String>) -> bool {
     }
 }
 
+/// Cancels every open responder of `owner` (disconnect); returns how many were open.
+pub fn cancel_owner(owner: u64, reason: &str) -> usize {
+    let tokens: Vec<Token> = lock(registry())
+        .iter()
+        .filter(|(_, r)| r.owner == owner)
+        .map(|(t, _)| *t)
+        .collect();
+    tokens.into_iter().filter(|t| cancel(*t, reason)).count()
+}
+
 /// Whether the responder is still waiting for an answer.
 pub fn is_open(token: Token) -> bool {
     lock(registry()).contains_key(&token)
@@ -106,7 +123,7 @@ mod tests {
     fn one_shot() {
         let got = Arc::new(Mutex::new(Vec::new()));
         let g = got.clone();
-        let t = open("elc-x-1".into(), move |f| g.lock().unwrap().push(f));
+        let t = open(9, "elc-x-1".into(), move |f| g.lock().unwrap().push(f));
         assert_eq!(answer(t, "nope").unwrap_err().kind, ErrorKind::InvalidJson);
         assert_eq!(
             answer(t, r#"{"ok":true,"id":"other"}"#).unwrap_err().kind,
@@ -114,7 +131,10 @@ mod tests {
         );
         assert!(is_open(t));
         answer(t, r#"{"ok":false,"reason":"declined"}"#).unwrap();
-        assert_eq!(answer(t, r#"{"ok":true}"#).unwrap_err().kind, ErrorKind::Closed);
+        assert_eq!(
+            answer(t, r#"{"ok":true}"#).unwrap_err().kind,
+            ErrorKind::Closed
+        );
         assert!(!cancel(t, "late"));
         assert_eq!(got.lock().unwrap().len(), 1);
     }
@@ -137,7 +157,10 @@ pub trait Resolver: Send + Sync {
 
 /// Runs `resolver` synchronously for the pure `server_request_response` (c-api.md): only an
 /// answer given before it returns counts; `TN_DEFERRED`, a failure code or no answer is cancel.
-pub fn resolve_now(resolver: &dyn Resolver, request: &serde_json::Map<String, serde_json::Value>) -> Option<Answer> {
+pub fn resolve_now(
+    resolver: &dyn Resolver,
+    request: &serde_json::Map<String, serde_json::Value>,
+) -> Option<Answer> {
     let id = request
         .get("id")
         .and_then(|v| v.as_str())
@@ -145,11 +168,13 @@ pub fn resolve_now(resolver: &dyn Resolver, request: &serde_json::Map<String, se
         .to_string();
     let slot: Arc<Mutex<Option<Finish>>> = Arc::new(Mutex::new(None));
     let s = slot.clone();
-    let token = open(id, move |f| *lock(&s) = Some(f));
+    let token = open(0, id, move |f| *lock(&s) = Some(f));
     let text = crate::json::to_text(&serde_json::Value::Object(request.clone()));
     let rc = resolver.call(&text, token);
     let why = match rc {
-        ResolverReturn::Resolved => "the resolver returned TN_RESOLVED without answering".to_string(),
+        ResolverReturn::Resolved => {
+            "the resolver returned TN_RESOLVED without answering".to_string()
+        }
         ResolverReturn::Deferred => "TN_DEFERRED is a failure in the pure function".to_string(),
         ResolverReturn::Failed(code) => format!("the resolver failed with code {code}"),
     };

@@ -1,7 +1,9 @@
 //! The C boundary and nothing else (c-api.md): every exported function checks its arguments,
 //! calls the core, converts the result, and runs inside [`guard::guard`].
 
+pub mod client;
 pub mod guard;
+pub mod os;
 pub mod resolver;
 pub mod strings;
 
@@ -75,7 +77,12 @@ pub unsafe extern "C" fn tn_elicitation_to_request(
         };
         let req = bridge::elicitation_to_request(&params);
         // SAFETY: checked by init_out above.
-        unsafe { set_out(request_json_out, json::to_text(&serde_json::Value::Object(req))) }
+        unsafe {
+            set_out(
+                request_json_out,
+                json::to_text(&serde_json::Value::Object(req)),
+            )
+        }
     })
 }
 
@@ -201,4 +208,108 @@ pub unsafe extern "C" fn tn_debug_force_panic(message: *const c_char) -> tn_stat
         let m = unsafe { strings::opt_str_arg(message, "message")? }.unwrap_or("forced");
         panic!("{m}");
     })
+}
+
+/// Connects every server in `config_json` (contract §2). `resolver` may be NULL: then no
+/// elicitation capability is advertised. Succeeds even when some or all servers fail (their
+/// status says why); fails only when the config itself is unusable.
+///
+/// # Safety
+/// `config_json` is NULL or a NUL-terminated string; `client_out` is NULL or writable;
+/// `resolver`, when set, may be called from the library's reader threads with `user_data`
+/// until `tn_disconnect` returns.
+#[no_mangle]
+pub unsafe extern "C" fn tn_connect(
+    config_json: *const c_char,
+    resolver: tn_resolver_fn,
+    user_data: *mut c_void,
+    client_out: *mut *mut client::tn_client,
+) -> tn_status {
+    guard("tn_connect", || {
+        if client_out.is_null() {
+            return Err(Error::invalid_argument("`client_out` is NULL"));
+        }
+        // SAFETY: non-NULL and writable per the caller's guarantee.
+        unsafe { *client_out = std::ptr::null_mut() };
+        // SAFETY: forwarded caller guarantees.
+        let text = unsafe { str_arg(config_json, "config_json")? };
+        let host = HostResolver::new(resolver, user_data)
+            .map(|h| std::sync::Arc::new(h) as std::sync::Arc<dyn responder::Resolver>);
+        let c = crate::client::Client::connect(text, host)?;
+        // SAFETY: checked above.
+        unsafe { *client_out = client::register(c) };
+        Ok(())
+    })
+}
+
+/// The tools of every connected server as a JSON array sorted by name (contract §1).
+///
+/// # Safety
+/// `tools_json_out` is NULL or writable. `client` is any value (a handle, not dereferenced).
+#[no_mangle]
+pub unsafe extern "C" fn tn_list_tools(
+    client: *const client::tn_client,
+    tools_json_out: *mut *mut c_char,
+) -> tn_status {
+    guard("tn_list_tools", || {
+        // SAFETY: forwarded caller guarantees.
+        unsafe { init_out(tools_json_out, "tools_json_out")? };
+        let c = client::lookup(client)?;
+        // SAFETY: checked by init_out above.
+        unsafe { set_out(tools_json_out, c.tools_json().to_string()) }
+    })
+}
+
+/// `{"servers":{"<name>":{"status":"connected"|"disabled"|"failed","error":"…"?,…}}}`.
+///
+/// # Safety
+/// `statuses_json_out` is NULL or writable. `client` is any value (a handle).
+#[no_mangle]
+pub unsafe extern "C" fn tn_server_statuses(
+    client: *const client::tn_client,
+    statuses_json_out: *mut *mut c_char,
+) -> tn_status {
+    guard("tn_server_statuses", || {
+        // SAFETY: forwarded caller guarantees.
+        unsafe { init_out(statuses_json_out, "statuses_json_out")? };
+        let c = client::lookup(client)?;
+        // SAFETY: checked by init_out above.
+        unsafe { set_out(statuses_json_out, c.statuses_json()) }
+    })
+}
+
+/// Calls a tool by its listed name. `args_json` may be NULL (= `{}`). Every outcome the model
+/// should see (tool error, timeout, server gone) is `TN_OK` with an isError ToolResult.
+///
+/// # Safety
+/// `name` and `args_json` are NULL or NUL-terminated strings; `result_json_out` is NULL or
+/// writable. `client` is any value (a handle).
+#[no_mangle]
+pub unsafe extern "C" fn tn_call_tool(
+    client: *mut client::tn_client,
+    name: *const c_char,
+    args_json: *const c_char,
+    result_json_out: *mut *mut c_char,
+) -> tn_status {
+    guard("tn_call_tool", || {
+        // SAFETY: forwarded caller guarantees.
+        unsafe { init_out(result_json_out, "result_json_out")? };
+        // SAFETY: forwarded caller guarantees.
+        let name = unsafe { str_arg(name, "name")? };
+        // SAFETY: forwarded caller guarantees.
+        let args = unsafe { strings::opt_str_arg(args_json, "args_json")? };
+        let c = client::lookup(client)?;
+        let result = c.call_tool(name, args)?;
+        // SAFETY: checked by init_out above.
+        unsafe { set_out(result_json_out, result) }
+    })
+}
+
+/// Closes every connection (bounded: stdin close, then SIGTERM, then SIGKILL of the process
+/// group), answers deferred responders with cancel, and frees the client once in-flight calls
+/// have returned. NULL and a second call are no-ops. From inside one of this client's inline
+/// resolvers it does nothing and leaves `TN_ERR_REENTRANT` as the last error.
+#[no_mangle]
+pub extern "C" fn tn_disconnect(client: *mut client::tn_client) {
+    guard("tn_disconnect", || client::disconnect(client));
 }

@@ -1,7 +1,7 @@
 //! The host's resolver (c-api.md "The resolver (§10)"): the C function pointer type, the
 //! opaque responder handle, and the adapter that lets protocol code call the host.
 
-use crate::responder::{ResolverReturn, Resolver, Token};
+use crate::responder::{Resolver, ResolverReturn, Token};
 use std::ffi::{c_char, c_void};
 
 /// One-shot responder handle, owned by the library. It is a token, not memory: answering it

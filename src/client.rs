@@ -1,0 +1,332 @@
+//! Many servers from one config (contract §2–§3): started in parallel, reported in code-point
+//! order of their names, isolated from each other; tool names, collisions and the allowlist;
+//! calls routed by tool name; a bounded, idempotent disconnect.
+
+use crate::config::{self, Entry};
+use crate::conn::{Bridge, Failure};
+use crate::error::{Error, ErrorKind, Result};
+use crate::responder::Resolver;
+use crate::session::{self, Session};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
+
+enum State {
+    Connected(Session),
+    Disabled,
+    Failed(String),
+}
+
+struct Server {
+    name: String,
+    state: State,
+    warnings: Vec<String>,
+    tool_count: usize,
+}
+
+struct Tool {
+    server: usize,
+    remote: String,
+}
+
+/// A connected set of servers.
+pub struct Client {
+    /// Owner key for this client's responders.
+    pub id: u64,
+    servers: Vec<Server>,
+    tools: HashMap<String, Tool>,
+    tools_json: String,
+    closed: AtomicBool,
+}
+
+impl Client {
+    /// Parses `config_json` and connects every enabled server in parallel. Fails only when the
+    /// config text itself is unusable (§2); bad servers become `failed` statuses.
+    pub fn connect(config_json: &str, resolver: Option<Arc<dyn Resolver>>) -> Result<Client> {
+        let entries = config::parse(config_json)?;
+        let id = NEXT_CLIENT.fetch_add(1, Ordering::Relaxed);
+        let results: Vec<(State, Vec<Map<String, Value>>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = entries
+                .iter()
+                .map(|(_, entry)| {
+                    let resolver = resolver.clone();
+                    match entry {
+                        Entry::Enabled(spec) => Some(scope.spawn(move || {
+                            let bridge = resolver.map(|resolver| Bridge {
+                                resolver,
+                                elicitation_timeout: spec.elicitation_timeout,
+                                owner: id,
+                            });
+                            session::open(spec, bridge)
+                        })),
+                        _ => None,
+                    }
+                })
+                .collect();
+            entries
+                .iter()
+                .zip(handles)
+                .map(|((name, entry), h)| match (entry, h) {
+                    (Entry::Disabled, _) => (State::Disabled, Vec::new()),
+                    (Entry::Invalid(why), _) => (
+                        State::Failed(format!("server `{name}` failed during `config`: {why}")),
+                        Vec::new(),
+                    ),
+                    (Entry::Enabled(_), Some(h)) => match h.join() {
+                        Ok(Ok((s, tools))) => (State::Connected(s), tools),
+                        Ok(Err(f)) => (State::Failed(f.message), Vec::new()),
+                        Err(_) => (
+                            State::Failed(format!(
+                                "server `{name}` failed during `connect`: internal error (panic)"
+                            )),
+                            Vec::new(),
+                        ),
+                    },
+                    (Entry::Enabled(_), None) => (
+                        State::Failed(format!(
+                            "server `{name}` failed during `connect`: internal error"
+                        )),
+                        Vec::new(),
+                    ),
+                })
+                .collect()
+        });
+        let mut servers = Vec::new();
+        let mut listed: Vec<Vec<Map<String, Value>>> = Vec::new();
+        for ((name, _), (state, tools)) in entries.into_iter().zip(results) {
+            servers.push(Server {
+                name,
+                state,
+                warnings: Vec::new(),
+                tool_count: 0,
+            });
+            listed.push(tools);
+        }
+        let mut client = Client {
+            id,
+            servers,
+            tools: HashMap::new(),
+            tools_json: String::new(),
+            closed: AtomicBool::new(false),
+        };
+        client.index_tools(listed);
+        Ok(client)
+    }
+
+    /// Names every allowed tool (§0.1), first server in name order wins a collision (§3), and
+    /// renders the sorted tool list once.
+    fn index_tools(&mut self, listed: Vec<Vec<Map<String, Value>>>) {
+        let mut rendered: Vec<(String, Value)> = Vec::new();
+        let mut owner_of: HashMap<String, (usize, String)> = HashMap::new();
+        for (idx, tools) in listed.into_iter().enumerate() {
+            let State::Connected(session) = &self.servers[idx].state else {
+                continue;
+            };
+            let filter = session.spec.tools.clone();
+            let server_name = self.servers[idx].name.clone();
+            for t in tools {
+                let Some(remote) = t.get("name").and_then(Value::as_str).map(str::to_string) else {
+                    self.servers[idx]
+                        .warnings
+                        .push("a listed tool has no string `name`; skipped".into());
+                    continue;
+                };
+                if !filter.allows(&remote) {
+                    continue;
+                }
+                let host = crate::naming::tool_name(&server_name, &remote);
+                if let Some((other, other_remote)) = owner_of.get(&host) {
+                    let msg = format!(
+                        "tool `{remote}` is not listed: its name `{host}` collides with tool `{other_remote}` of server `{}`",
+                        self.servers[*other].name
+                    );
+                    self.servers[idx].warnings.push(msg);
+                    continue;
+                }
+                owner_of.insert(host.clone(), (idx, remote.clone()));
+                rendered.push((host.clone(), tool_json(&host, &server_name, &remote, &t)));
+                self.tools.insert(
+                    host,
+                    Tool {
+                        server: idx,
+                        remote,
+                    },
+                );
+                self.servers[idx].tool_count += 1;
+            }
+        }
+        rendered.sort_by(|a, b| a.0.cmp(&b.0));
+        self.tools_json = crate::json::to_text(&Value::Array(
+            rendered.into_iter().map(|(_, v)| v).collect(),
+        ));
+    }
+
+    /// The tool list JSON, sorted by name (c-api.md `tn_list_tools`).
+    pub fn tools_json(&self) -> &str {
+        &self.tools_json
+    }
+
+    /// `{"servers":{"<name>":{"status":…,"error"?,…}}}` in name order.
+    pub fn statuses_json(&self) -> String {
+        let mut servers = Map::new();
+        for s in &self.servers {
+            let mut m = Map::new();
+            match &s.state {
+                State::Connected(session) => {
+                    match session.conn.death() {
+                        Some(f) if !self.closed.load(Ordering::Acquire) => {
+                            m.insert("status".into(), "failed".into());
+                            m.insert(
+                                "error".into(),
+                                Value::String(format!(
+                                    "server `{}` failed after connecting: {}",
+                                    s.name,
+                                    session::describe(&f, &session.spec)
+                                )),
+                            );
+                        }
+                        _ => {
+                            m.insert("status".into(), "connected".into());
+                        }
+                    }
+                    m.insert(
+                        "protocolVersion".into(),
+                        Value::String(session.protocol_version.clone()),
+                    );
+                    m.insert("tools".into(), Value::from(s.tool_count));
+                    let skipped = session.conn.skipped_lines();
+                    if skipped > 0 {
+                        m.insert("skippedLines".into(), Value::from(skipped));
+                    }
+                    if let Some(e) = session.conn.last_elicitation_error() {
+                        m.insert("lastElicitationError".into(), Value::String(e));
+                    }
+                }
+                State::Disabled => {
+                    m.insert("status".into(), "disabled".into());
+                }
+                State::Failed(e) => {
+                    m.insert("status".into(), "failed".into());
+                    m.insert("error".into(), Value::String(e.clone()));
+                }
+            }
+            if !s.warnings.is_empty() {
+                m.insert(
+                    "warnings".into(),
+                    Value::Array(s.warnings.iter().cloned().map(Value::String).collect()),
+                );
+            }
+            servers.insert(s.name.clone(), Value::Object(m));
+        }
+        let mut root = Map::new();
+        root.insert("servers".into(), Value::Object(servers));
+        crate::json::to_text(&Value::Object(root))
+    }
+
+    /// Calls the tool `name` (§1); `args_json` None means `{}`.
+    pub fn call_tool(&self, name: &str, args_json: Option<&str>) -> Result<String> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(closed());
+        }
+        let tool = self
+            .tools
+            .get(name)
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no tool named `{name}`")))?;
+        let args = match args_json {
+            None => "{}",
+            Some(a) => {
+                crate::jsonrpc::check_object_text(a, "args_json")?;
+                a.trim()
+            }
+        };
+        let server = &self.servers[tool.server];
+        let State::Connected(session) = &server.state else {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "tool of a server that is not connected",
+            ));
+        };
+        if session.conn.in_own_resolver() {
+            return Err(Error::new(
+                ErrorKind::Reentrant,
+                format!(
+                    "tn_call_tool on server `{}` from inside its own inline resolver would deadlock; return TN_DEFERRED and answer from another thread",
+                    server.name
+                ),
+            ));
+        }
+        session.call(&tool.remote, args).map_err(|f| match f {
+            Failure::Closed => closed(),
+            other => Error::new(ErrorKind::Internal, format!("{other:?}")),
+        })
+    }
+
+    /// Whether the calling thread is inside an inline resolver of one of these servers.
+    pub fn in_own_resolver(&self) -> bool {
+        self.sessions().any(|s| s.conn.in_own_resolver())
+    }
+
+    fn sessions(&self) -> impl Iterator<Item = &Session> {
+        self.servers.iter().filter_map(|s| match &s.state {
+            State::Connected(session) => Some(session),
+            _ => None,
+        })
+    }
+
+    /// First half of disconnect (contract §3, architecture "Shutdown order"): mark closed, fail
+    /// pending calls so their callers wake, and cancel open responders. Idempotent.
+    pub fn close_begin(&self) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        for s in self.sessions() {
+            s.conn.fail(Failure::Closed);
+        }
+        crate::responder::cancel_owner(self.id, "the client was disconnected");
+    }
+
+    /// Second half: shut every transport down, in parallel, each bounded.
+    pub fn close_finish(&self) {
+        std::thread::scope(|scope| {
+            for s in self.sessions() {
+                scope.spawn(move || s.transport.shutdown());
+            }
+        });
+    }
+}
+
+fn closed() -> Error {
+    Error::new(ErrorKind::Closed, "the client is disconnected")
+}
+
+/// §0.1 tool object: the fixed keys first, then whatever else the server sent, in its order.
+fn tool_json(host: &str, server: &str, remote: &str, t: &Map<String, Value>) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), Value::String(host.to_string()));
+    m.insert(
+        "description".into(),
+        t.get("description")
+            .filter(|d| d.is_string())
+            .cloned()
+            .unwrap_or_else(|| Value::String(String::new())),
+    );
+    m.insert(
+        "inputSchema".into(),
+        t.get("inputSchema")
+            .filter(|s| s.is_object())
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"type": "object"})),
+    );
+    m.insert("source".into(), Value::String("mcp".into()));
+    m.insert("server".into(), Value::String(server.to_string()));
+    m.insert("remoteName".into(), Value::String(remote.to_string()));
+    for (k, v) in t {
+        if !m.contains_key(k) && k != "name" {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(m)
+}

@@ -1,0 +1,419 @@
+//! Config parsing (contract §2, shared §0.3): the server map, local vs remote entries, timeouts,
+//! the tool allowlist and `${ENV}` header expansion. A bad entry fails that server alone.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::json::type_name;
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// Default per-phase timeout (§2).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
+/// Default bound on one resolver answer (§4).
+pub const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_millis(600_000);
+/// Default cap on one inbound message (§5).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
+
+/// How to reach a server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// A child process speaking newline-delimited JSON-RPC on stdin/stdout.
+    Local {
+        /// Program then arguments.
+        command: Vec<String>,
+        /// Added to the inherited environment.
+        env: Vec<(String, String)>,
+        cwd: Option<String>,
+    },
+    /// Streamable HTTP (or legacy HTTP+SSE) at `url`.
+    Remote {
+        url: String,
+        /// Header values after `${NAME}` expansion: secrets, never shown anywhere.
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// The tool allowlist (§2): all tools, only the listed ones, or all but the listed ones.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum ToolFilter {
+    #[default]
+    All,
+    Only(Vec<String>),
+    AllBut(Vec<String>),
+}
+
+impl ToolFilter {
+    /// Whether the tool with this original (server-side) name is kept.
+    pub fn allows(&self, remote_name: &str) -> bool {
+        match self {
+            ToolFilter::All => true,
+            ToolFilter::Only(names) => names.iter().any(|n| n == remote_name),
+            ToolFilter::AllBut(names) => !names.iter().any(|n| n == remote_name),
+        }
+    }
+}
+
+/// One usable server entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSpec {
+    pub name: String,
+    pub transport: Transport,
+    /// Bounds each phase separately: connect, initialize, each tools/list page, each call.
+    pub timeout: Duration,
+    /// Bounds one resolver answer.
+    pub elicitation_timeout: Duration,
+    pub tools: ToolFilter,
+    pub max_message_bytes: usize,
+}
+
+/// One entry of the server map, after parsing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    Enabled(ServerSpec),
+    Disabled,
+    /// The entry is unusable; the message names the key.
+    Invalid(String),
+}
+
+const RESERVED_SIBLINGS: [&str; 4] = ["builtins", "agents", "a2a", "mcpServer"];
+
+/// Parses config text into entries sorted by server name (code-point order, §3). Only text
+/// that is not JSON, or JSON whose top level or server map is not an object, is an error.
+pub fn parse(text: &str) -> Result<Vec<(String, Entry)>> {
+    let root = crate::json::parse(text, "config_json")?;
+    let Value::Object(root) = root else {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!("the config must be a JSON object, got {}", type_name(&root)),
+        ));
+    };
+    let servers: Map<String, Value> = match ["mcpServers", "servers", "mcp"]
+        .iter()
+        .find_map(|k| root.get(*k).map(|v| (*k, v)))
+    {
+        Some((_, Value::Object(m))) => m.clone(),
+        Some((key, other)) => {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "the server map `{key}` must be a JSON object, got {}",
+                    type_name(other)
+                ),
+            ))
+        }
+        None => root
+            .into_iter()
+            .filter(|(k, _)| !RESERVED_SIBLINGS.contains(&k.as_str()))
+            .collect(),
+    };
+    let mut out: Vec<(String, Entry)> = servers
+        .iter()
+        .map(|(name, v)| (name.clone(), parse_entry(name, v)))
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+fn parse_entry(name: &str, v: &Value) -> Entry {
+    match parse_entry_inner(name, v) {
+        Ok(e) => e,
+        Err(msg) => Entry::Invalid(msg),
+    }
+}
+
+fn parse_entry_inner(name: &str, v: &Value) -> std::result::Result<Entry, String> {
+    let Value::Object(o) = v else {
+        return Err(format!(
+            "server entry must be a JSON object, got {}",
+            type_name(v)
+        ));
+    };
+    if o.get("disabled") == Some(&Value::Bool(true))
+        || o.get("enabled") == Some(&Value::Bool(false))
+    {
+        return Ok(Entry::Disabled);
+    }
+    let kind = match o.get("type") {
+        None | Some(Value::Null) => {
+            if o.contains_key("url") {
+                "remote"
+            } else if o.contains_key("command") {
+                "local"
+            } else {
+                return Err("neither `command` (local) nor `url` (remote) is set".into());
+            }
+        }
+        Some(Value::String(t)) if t == "remote" || t == "local" => t.as_str(),
+        // Other ports' configs say "stdio" / "http" / "streamable-http" / "sse" too.
+        Some(Value::String(t)) if t == "stdio" => "local",
+        Some(Value::String(t)) if t == "http" || t == "streamable-http" || t == "sse" => "remote",
+        Some(other) => {
+            return Err(format!(
+                "`type` must be \"local\" or \"remote\", got {}",
+                crate::json::to_text(other)
+            ))
+        }
+    };
+    let transport = if kind == "local" {
+        parse_local(o)?
+    } else {
+        parse_remote(o)?
+    };
+    Ok(Entry::Enabled(ServerSpec {
+        name: name.to_string(),
+        transport,
+        timeout: millis(o, "timeout")?.unwrap_or(DEFAULT_TIMEOUT),
+        elicitation_timeout: millis(o, "elicitationTimeout")?
+            .unwrap_or(DEFAULT_ELICITATION_TIMEOUT),
+        tools: parse_tools(o)?,
+        max_message_bytes: match o.get("maxMessageBytes") {
+            None | Some(Value::Null) => DEFAULT_MAX_MESSAGE_BYTES,
+            Some(v) => match v.as_u64() {
+                Some(n) if n > 0 => n.min(usize::MAX as u64) as usize,
+                _ => {
+                    return Err(format!(
+                        "`maxMessageBytes` must be a positive integer, got {}",
+                        crate::json::to_text(v)
+                    ))
+                }
+            },
+        },
+    }))
+}
+
+fn parse_local(o: &Map<String, Value>) -> std::result::Result<Transport, String> {
+    let mut command: Vec<String> = match o.get("command") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or("`command` must be an array of strings")?,
+        // The Claude-desktop form: "command": "npx", "args": [...].
+        Some(Value::String(program)) => vec![program.clone()],
+        Some(other) => {
+            return Err(format!(
+                "`command` must be an array of strings, got {}",
+                type_name(other)
+            ))
+        }
+        None => return Err("a local server needs `command`".into()),
+    };
+    match o.get("args") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for i in items {
+                command.push(
+                    i.as_str()
+                        .ok_or("`args` must be an array of strings")?
+                        .to_string(),
+                );
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "`args` must be an array of strings, got {}",
+                type_name(other)
+            ))
+        }
+    }
+    if command.first().is_none_or(|p| p.is_empty()) {
+        return Err("`command` must name a program".into());
+    }
+    let env_key = if o.contains_key("environment") {
+        "environment"
+    } else {
+        "env"
+    };
+    let env = string_map(o, env_key)?;
+    let cwd = match o.get("cwd") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => return Err(format!("`cwd` must be a string, got {}", type_name(other))),
+    };
+    Ok(Transport::Local { command, env, cwd })
+}
+
+fn parse_remote(o: &Map<String, Value>) -> std::result::Result<Transport, String> {
+    let url = match o.get("url") {
+        Some(Value::String(u)) if !u.is_empty() => u.clone(),
+        Some(other) => {
+            return Err(format!(
+                "`url` must be a non-empty string, got {}",
+                type_name(other)
+            ))
+        }
+        None => return Err("a remote server needs `url`".into()),
+    };
+    let headers = string_map(o, "headers")?
+        .into_iter()
+        .map(|(k, v)| (k, expand_env(&v)))
+        .collect();
+    Ok(Transport::Remote { url, headers })
+}
+
+fn string_map(
+    o: &Map<String, Value>,
+    key: &str,
+) -> std::result::Result<Vec<(String, String)>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                // Never echo the value: it may be a secret.
+                other => Err(format!(
+                    "`{key}.{k}` must be a string, got {}",
+                    type_name(other)
+                )),
+            })
+            .collect(),
+        Some(other) => Err(format!(
+            "`{key}` must be an object of strings, got {}",
+            type_name(other)
+        )),
+    }
+}
+
+fn millis(o: &Map<String, Value>, key: &str) -> std::result::Result<Option<Duration>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(ms) if ms > 0.0 && ms.is_finite() => {
+                Ok(Some(Duration::from_micros((ms * 1000.0).min(1e15) as u64)))
+            }
+            _ => Err(format!(
+                "`{key}` must be a positive number of milliseconds, got {}",
+                crate::json::to_text(v)
+            )),
+        },
+    }
+}
+
+fn parse_tools(o: &Map<String, Value>) -> std::result::Result<ToolFilter, String> {
+    let m = match o.get("tools") {
+        None | Some(Value::Null) => return Ok(ToolFilter::All),
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            return Err(format!(
+                "`tools` must be an object of name → boolean, got {}",
+                type_name(other)
+            ))
+        }
+    };
+    let mut on = Vec::new();
+    let mut off = Vec::new();
+    for (name, v) in m {
+        match v {
+            Value::Bool(true) => on.push(name.clone()),
+            Value::Bool(false) => off.push(name.clone()),
+            other => {
+                return Err(format!(
+                    "`tools.{name}` must be a boolean, got {}",
+                    type_name(other)
+                ))
+            }
+        }
+    }
+    Ok(if !on.is_empty() {
+        ToolFilter::Only(on)
+    } else if !off.is_empty() {
+        ToolFilter::AllBut(off)
+    } else {
+        ToolFilter::All
+    })
+}
+
+/// Expands `${NAME}` from the environment; an unset name expands to "" (§2).
+pub fn expand_env(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find('}') {
+            Some(end) => {
+                out.push_str(&std::env::var(&after[..end]).unwrap_or_default());
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push_str(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(t: &str) -> Vec<(String, Entry)> {
+        parse(t).unwrap()
+    }
+
+    #[test]
+    fn server_map_lookup_and_order() {
+        let e = entries(r#"{"servers":{"b":{"command":["x"]},"a":{"url":"http://h"}}}"#);
+        assert_eq!(e[0].0, "a");
+        assert!(
+            matches!(&e[0].1, Entry::Enabled(s) if matches!(s.transport, Transport::Remote{..}))
+        );
+        let e = entries(r#"{"agents":{},"s":{"command":"npx","args":["-y","p"]}}"#);
+        assert_eq!(e.len(), 1);
+        match &e[0].1 {
+            Entry::Enabled(s) => assert_eq!(
+                s.transport,
+                Transport::Local {
+                    command: vec!["npx".into(), "-y".into(), "p".into()],
+                    env: vec![],
+                    cwd: None
+                }
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(parse("[]").unwrap_err().kind, ErrorKind::Config);
+        assert_eq!(parse("nope").unwrap_err().kind, ErrorKind::InvalidJson);
+        assert_eq!(
+            parse(r#"{"mcpServers":[]}"#).unwrap_err().kind,
+            ErrorKind::Config
+        );
+        let e = entries(
+            r#"{"mcpServers":{"a":1,"b":{"command":["x"],"timeout":-1},"c":{"command":[1]},"d":{},"e":{"disabled":true,"command":5}}}"#,
+        );
+        let msg = |i: usize| match &e[i].1 {
+            Entry::Invalid(m) => m.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert!(msg(0).contains("object"));
+        assert!(msg(1).contains("`timeout`"));
+        assert!(msg(2).contains("`command`"));
+        assert!(msg(3).contains("neither"));
+        assert_eq!(e[4].1, Entry::Disabled);
+    }
+
+    #[test]
+    fn tools_filter() {
+        let f = |t: &str| match &entries(t)[0].1 {
+            Entry::Enabled(s) => s.tools.clone(),
+            other => panic!("{other:?}"),
+        };
+        let only = f(r#"{"a":{"command":["x"],"tools":{"x":true,"y":false}}}"#);
+        assert!(only.allows("x") && !only.allows("y") && !only.allows("z"));
+        let but = f(r#"{"a":{"command":["x"],"tools":{"y":false}}}"#);
+        assert!(but.allows("x") && !but.allows("y"));
+        assert_eq!(f(r#"{"a":{"command":["x"],"tools":{}}}"#), ToolFilter::All);
+    }
+
+    #[test]
+    fn env_expansion() {
+        std::env::set_var("TN_TEST_SECRET", "s3cret");
+        assert_eq!(expand_env("Bearer ${TN_TEST_SECRET}"), "Bearer s3cret");
+        assert_eq!(expand_env("${TN_TEST_UNSET_X}x${"), "x${");
+    }
+}

@@ -1,0 +1,363 @@
+//! One connection's core, the same for every transport (architecture principle 2): ids, the
+//! pending-call map, waking the waiting caller directly from the reader (no hop), the pause
+//! clock, and the live elicitation bridge (contract §4). A transport only moves bytes: it calls
+//! [`Conn::on_message`] for each inbound message and implements [`Outbound`].
+
+use crate::bridge::{self, Route};
+use crate::jsonrpc::{self, Inbound};
+use crate::responder::{self, Resolver, ResolverReturn};
+use serde_json::{Map, Value};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+/// How messages leave for the server.
+pub trait Outbound: Send + Sync {
+    /// Sends one complete JSON-RPC message (no trailing newline).
+    fn send(&self, message: &str) -> Result<(), String>;
+}
+
+/// Locks a mutex, going on through poisoning (the data is plain and stays consistent).
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Why a request got no result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// The server answered with a JSON-RPC error object.
+    Rpc(Value),
+    /// No answer within the phase timeout (the request id, for `notifications/cancelled`).
+    Timeout(u64),
+    /// The connection failed (child gone, line too long, write failed…).
+    Lost(String),
+    /// The client is being disconnected.
+    Closed,
+}
+
+type Reply = Result<Value, Failure>;
+
+struct Waiter {
+    reply: Mutex<Option<Reply>>,
+    thread: Thread,
+}
+
+impl Waiter {
+    fn complete(&self, r: Reply) {
+        *lock(&self.reply) = Some(r);
+        self.thread.unpark();
+    }
+}
+
+/// Call-timer time that stops while an elicitation is outstanding (§4 "Which timer pauses"):
+/// the active time is wall time minus paused time. Writers serialise on a mutex; readers are
+/// lock-free and can only under-count (a timeout then fires late and is re-checked).
+pub struct PauseClock {
+    origin: Instant,
+    outstanding: Mutex<usize>,
+    /// Nanoseconds since `origin` when the current pause began; 0 when not paused.
+    since: AtomicU64,
+    /// Total paused nanoseconds of finished pauses.
+    total: AtomicU64,
+}
+
+impl Default for PauseClock {
+    fn default() -> Self {
+        PauseClock {
+            origin: Instant::now(),
+            outstanding: Mutex::new(0),
+            since: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+        }
+    }
+}
+
+impl PauseClock {
+    fn nanos(&self) -> u64 {
+        (self.origin.elapsed().as_nanos() as u64).max(1)
+    }
+
+    /// Active (unpaused) time since the clock started.
+    pub fn active(&self) -> Duration {
+        let since = self.since.load(Ordering::SeqCst);
+        let total = self.total.load(Ordering::SeqCst);
+        let now = self.nanos();
+        let current = if since == 0 {
+            0
+        } else {
+            now.saturating_sub(since)
+        };
+        Duration::from_nanos(now.saturating_sub(total).saturating_sub(current))
+    }
+
+    pub fn begin(&self) {
+        let mut n = lock(&self.outstanding);
+        if *n == 0 {
+            self.since.store(self.nanos(), Ordering::SeqCst);
+        }
+        *n += 1;
+    }
+
+    pub fn end(&self) {
+        let mut n = lock(&self.outstanding);
+        if *n == 0 {
+            return;
+        }
+        *n -= 1;
+        if *n == 0 {
+            let since = self.since.load(Ordering::SeqCst);
+            self.total
+                .fetch_add(self.nanos().saturating_sub(since), Ordering::SeqCst);
+            self.since.store(0, Ordering::SeqCst);
+        }
+    }
+}
+
+thread_local! {
+    /// The connection whose inline resolver this thread is running (its address), or 0.
+    static IN_RESOLVER: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The host's resolver and its bounds, when one is registered.
+pub struct Bridge {
+    pub resolver: Arc<dyn Resolver>,
+    pub elicitation_timeout: Duration,
+    /// Owner key for responders of this client (disconnect cancels them all).
+    pub owner: u64,
+}
+
+struct Pending {
+    waiters: HashMap<u64, Arc<Waiter>>,
+    /// Set once; every later request fails at once with it.
+    dead: Option<Failure>,
+}
+
+/// One server connection.
+pub struct Conn {
+    pub server: String,
+    pending: Mutex<Pending>,
+    next_id: AtomicU64,
+    out: OnceLock<Arc<dyn Outbound>>,
+    dead_flag: AtomicBool,
+    pub pause: PauseClock,
+    bridge: Option<Bridge>,
+    skipped: AtomicUsize,
+    last_elicitation_error: Mutex<Option<String>>,
+}
+
+impl Conn {
+    pub fn new(server: &str, bridge: Option<Bridge>) -> Arc<Conn> {
+        Arc::new(Conn {
+            server: server.to_string(),
+            pending: Mutex::new(Pending {
+                waiters: HashMap::new(),
+                dead: None,
+            }),
+            next_id: AtomicU64::new(1),
+            out: OnceLock::new(),
+            dead_flag: AtomicBool::new(false),
+            pause: PauseClock::default(),
+            bridge,
+            skipped: AtomicUsize::new(0),
+            last_elicitation_error: Mutex::new(None),
+        })
+    }
+
+    /// Attaches the transport's sending half (once, right after it is created).
+    pub fn attach(&self, out: Arc<dyn Outbound>) {
+        let _ = self.out.set(out);
+    }
+
+    fn send(&self, message: &str) -> Result<(), String> {
+        match self.out.get() {
+            Some(o) => o.send(message),
+            None => Err("no transport attached".into()),
+        }
+    }
+
+    /// Sends a notification, ignoring failures (the connection's own death is reported by
+    /// its reader).
+    pub fn notify(&self, method: &str, params_json: Option<&str>) -> Result<(), String> {
+        self.send(&jsonrpc::notification_text(method, params_json))
+    }
+
+    /// Whether this thread is inside this connection's inline resolver (re-entrancy guard).
+    pub fn in_own_resolver(&self) -> bool {
+        IN_RESOLVER.with(Cell::get) == self as *const Conn as usize
+    }
+
+    /// Whether the connection has failed or closed.
+    pub fn is_dead(&self) -> bool {
+        self.dead_flag.load(Ordering::Acquire)
+    }
+
+    /// Why the connection is dead, if it is.
+    pub fn death(&self) -> Option<Failure> {
+        lock(&self.pending).dead.clone()
+    }
+
+    /// Lines skipped because they were not JSON objects (§5).
+    pub fn skipped_lines(&self) -> usize {
+        self.skipped.load(Ordering::Relaxed)
+    }
+
+    pub fn last_elicitation_error(&self) -> Option<String> {
+        lock(&self.last_elicitation_error).clone()
+    }
+
+    /// Sends a request and waits for its answer, at most `timeout` of active (unpaused) time.
+    pub fn request(&self, method: &str, params_json: Option<&str>, timeout: Duration) -> Reply {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let waiter = Arc::new(Waiter {
+            reply: Mutex::new(None),
+            thread: std::thread::current(),
+        });
+        {
+            let mut p = lock(&self.pending);
+            if let Some(d) = &p.dead {
+                return Err(d.clone());
+            }
+            p.waiters.insert(id, waiter.clone());
+        }
+        if let Err(e) = self.send(&jsonrpc::request_text(id, method, params_json)) {
+            lock(&self.pending).waiters.remove(&id);
+            if let Some(d) = self.death() {
+                return Err(d);
+            }
+            return Err(Failure::Lost(format!("cannot send `{method}`: {e}")));
+        }
+        let start = self.pause.active();
+        loop {
+            if let Some(r) = lock(&waiter.reply).take() {
+                return r;
+            }
+            let elapsed = self.pause.active().saturating_sub(start);
+            if elapsed >= timeout {
+                let removed = lock(&self.pending).waiters.remove(&id).is_some();
+                if removed {
+                    return Err(Failure::Timeout(id));
+                }
+                // Completed concurrently: the reply is (about to be) in the slot.
+                continue;
+            }
+            std::thread::park_timeout(timeout - elapsed);
+        }
+    }
+
+    /// Fails every pending call and every later one with `why` (first failure wins).
+    pub fn fail(&self, why: Failure) {
+        let waiters: Vec<Arc<Waiter>> = {
+            let mut p = lock(&self.pending);
+            if p.dead.is_none() {
+                p.dead = Some(why);
+            }
+            self.dead_flag.store(true, Ordering::Release);
+            p.waiters.drain().map(|(_, w)| w).collect()
+        };
+        let why = self.death().unwrap_or(Failure::Closed);
+        for w in waiters {
+            w.complete(Err(why.clone()));
+        }
+    }
+
+    /// Files one inbound line: a response to its waiter, a server request to the bridge,
+    /// anything else ignored. Lines that are not JSON objects are counted and skipped.
+    pub fn on_line(self: &Arc<Self>, line: &[u8]) {
+        match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Object(obj)) => self.on_message(obj),
+            _ => {
+                self.skipped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Files one inbound message (classified by `method` first, §4).
+    pub fn on_message(self: &Arc<Self>, mut obj: Map<String, Value>) {
+        let response_id = match jsonrpc::classify_object(&obj) {
+            Inbound::Response { id } => jsonrpc::our_id(id),
+            Inbound::Request { id, method, params } => {
+                let id = id.clone();
+                let route = bridge::route(&id, method, params, self.bridge.is_some());
+                match route {
+                    Route::Reply(frame) => {
+                        let _ = self.send(&crate::json::to_text(&frame));
+                    }
+                    Route::Elicit(p) => {
+                        let params = p.into_owned();
+                        self.elicit(id, params);
+                    }
+                }
+                return;
+            }
+            Inbound::Notification { .. } => return,
+            Inbound::Other => {
+                self.skipped.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+        };
+        let Some(id) = response_id else { return };
+        let waiter = lock(&self.pending).waiters.remove(&id);
+        if let Some(w) = waiter {
+            let reply = match obj.remove("result") {
+                Some(r) => Ok(r),
+                None => Err(Failure::Rpc(obj.remove("error").unwrap_or(Value::Null))),
+            };
+            w.complete(reply);
+        }
+    }
+
+    /// The live bridge for one `elicitation/create` (§4): runs the host's resolver inline on
+    /// this (reader) thread with call timers paused; the answer, a timeout, a failure or
+    /// disconnect ends the responder, which writes the reply.
+    fn elicit(self: &Arc<Self>, id: Value, params: Map<String, Value>) {
+        let Some(b) = &self.bridge else { return };
+        let request = bridge::elicitation_to_request(&params);
+        let request_id = request
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let url_mode = bridge::is_url_mode(&params);
+        let schema = params.get("requestedSchema").cloned();
+        self.pause.begin();
+        let timer_key: Arc<Mutex<Option<crate::timer::Key>>> = Arc::new(Mutex::new(None));
+        let conn = self.clone();
+        let tk = timer_key.clone();
+        let token = responder::open(b.owner, request_id, move |finish| {
+            if let Some(k) = lock(&tk).take() {
+                crate::timer::cancel(k);
+            }
+            let (result, why) = crate::sep1034::live_result(finish, url_mode, schema.as_ref());
+            if let Some(why) = why {
+                *lock(&conn.last_elicitation_error) = Some(why);
+            }
+            let frame = jsonrpc::result_frame(&id, result.to_value());
+            let _ = conn.send(&crate::json::to_text(&frame));
+            conn.pause.end();
+        });
+        let key = crate::timer::schedule(b.elicitation_timeout, move || {
+            responder::cancel(token, "no answer within elicitationTimeout");
+        });
+        *lock(&timer_key) = Some(key);
+        if !responder::is_open(token) {
+            // Already ended (cannot normally happen before the resolver runs): drop the timer.
+            crate::timer::cancel(key);
+        }
+        let text = crate::json::to_text(&Value::Object(request));
+        let previous = IN_RESOLVER.with(|c| c.replace(Arc::as_ptr(self) as usize));
+        let rc = b.resolver.call(&text, token);
+        IN_RESOLVER.with(|c| c.set(previous));
+        match rc {
+            ResolverReturn::Resolved => {
+                responder::cancel(token, "the resolver returned TN_RESOLVED without answering");
+            }
+            ResolverReturn::Deferred => {}
+            ResolverReturn::Failed(code) => {
+                responder::cancel(token, format!("the resolver failed (returned {code})"));
+            }
+        }
+    }
+}

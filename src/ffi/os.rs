@@ -1,0 +1,130 @@
+//! The few POSIX calls the transports need, wrapped safely (the crate keeps `unsafe` in
+//! `src/ffi/`): SIGPIPE-proof writes, process-group signals, and peeking at a child's exit
+//! without reaping it (so a recycled pgid is never signalled).
+
+use std::cell::Cell;
+use std::io;
+use std::os::fd::RawFd;
+
+thread_local! {
+    /// Set on the library's own threads, which keep SIGPIPE blocked for their whole life.
+    static SIGPIPE_BLOCKED: Cell<bool> = const { Cell::new(false) };
+}
+
+fn sigpipe_set() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it fully.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        set
+    }
+}
+
+/// Blocks SIGPIPE for the rest of the calling thread's life: only for threads the library
+/// spawned itself (readers, stderr drains, the timer), never for a host thread.
+pub fn block_sigpipe_on_this_thread() {
+    let set = sigpipe_set();
+    // SAFETY: pthread_sigmask with a valid set and a NULL old-set pointer.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    SIGPIPE_BLOCKED.with(|b| b.set(true));
+}
+
+fn write_loop(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        // SAFETY: `buf` is a valid readable slice; `fd` is an open descriptor the caller owns.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        buf = &buf[n as usize..];
+    }
+    Ok(())
+}
+
+/// Writes all of `buf` to `fd` so that a dead reader is an `EPIPE` error, never a SIGPIPE that
+/// kills the host: on a host thread SIGPIPE is blocked for the write, a pending one is
+/// consumed, and the mask is restored.
+pub fn write_all_no_sigpipe(fd: RawFd, buf: &[u8]) -> io::Result<()> {
+    if SIGPIPE_BLOCKED.with(Cell::get) {
+        return write_loop(fd, buf);
+    }
+    let set = sigpipe_set();
+    // SAFETY: sigset_t is plain data, filled by pthread_sigmask below.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid set pointers.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) };
+    let r = write_loop(fd, buf);
+    if matches!(&r, Err(e) if e.raw_os_error() == Some(libc::EPIPE)) {
+        // SAFETY: `old` was filled by pthread_sigmask.
+        let was_blocked = unsafe { libc::sigismember(&old, libc::SIGPIPE) } == 1;
+        if !was_blocked {
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: consumes the SIGPIPE our write raised on this thread, if pending; a
+            // NULL siginfo pointer is allowed.
+            unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &zero) };
+        }
+    }
+    // SAFETY: restores the mask saved above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    r
+}
+
+/// How a child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(c) => write!(f, "exited with status {c}"),
+            Exit::Signal(s) => write!(f, "was killed by signal {s}"),
+        }
+    }
+}
+
+/// The exit of child `pid` if it has ended, leaving it unreaped (`waitid` with `WNOWAIT`), so
+/// its pid and process group stay reserved until the caller reaps it.
+pub fn peek_exit(pid: i32) -> Option<Exit> {
+    // SAFETY: siginfo_t is plain data that waitid fills.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid out-pointer; the flags only observe the child.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: si_pid/si_status are valid to read for SIGCHLD-style siginfo filled by waitid.
+    let (spid, status) = unsafe { (info.si_pid(), info.si_status()) };
+    if r != 0 || spid == 0 {
+        return None;
+    }
+    Some(match info.si_code {
+        libc::CLD_EXITED => Exit::Code(status),
+        _ => Exit::Signal(status),
+    })
+}
+
+/// Sends `sig` to the whole process group `pgid`; true when at least one process got it.
+pub fn signal_group(pgid: i32, sig: i32) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    // SAFETY: kill with a negative pid signals a process group; no memory is involved.
+    unsafe { libc::kill(-pgid, sig) == 0 }
+}
+
+pub use libc::{SIGKILL, SIGTERM};

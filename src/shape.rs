@@ -1,0 +1,150 @@
+//! `tools/call` result → §0.1 ToolResult `{output, isError, metadata?}` (contract §1). Non-text
+//! parts are never lost: they ride in `metadata.parts`, and are described in `output` when it
+//! would otherwise be empty.
+
+use serde_json::{Map, Value};
+
+/// Shapes a successful JSON-RPC `result` of `tools/call` into ToolResult JSON text.
+pub fn tool_result(result: &Value) -> String {
+    let empty = Map::new();
+    let obj = result.as_object().unwrap_or(&empty);
+    let content: &[Value] = match obj.get("content") {
+        Some(Value::Array(items)) => items,
+        _ => &[],
+    };
+    let is_error = obj.get("isError") == Some(&Value::Bool(true));
+    let mut texts: Vec<&str> = Vec::new();
+    let mut parts: Vec<&Value> = Vec::new();
+    for item in content {
+        match (item.get("type").and_then(Value::as_str), item.get("text")) {
+            (Some("text"), Some(Value::String(t))) => texts.push(t),
+            _ => parts.push(item),
+        }
+    }
+    let mut output = if is_error {
+        let non_blank: Vec<&str> = texts
+            .iter()
+            .copied()
+            .filter(|t| !t.trim().is_empty())
+            .collect();
+        if non_blank.is_empty() && parts.is_empty() {
+            "MCP tool returned an error".to_string()
+        } else {
+            non_blank.join("\n\n")
+        }
+    } else {
+        match obj.get("structuredContent") {
+            Some(sc) if !sc.is_null() => crate::json::to_text(sc),
+            _ => texts.join("\n"),
+        }
+    };
+    if output.is_empty() && !parts.is_empty() {
+        output = parts
+            .iter()
+            .map(|p| describe(p))
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let metadata = if parts.is_empty() {
+        None
+    } else {
+        let mut m = Map::new();
+        m.insert(
+            "parts".into(),
+            Value::Array(parts.into_iter().cloned().collect()),
+        );
+        Some(Value::Object(m))
+    };
+    render(&output, is_error, metadata)
+}
+
+/// A failed call (timeout, closed transport, JSON-RPC error) as an isError ToolResult.
+pub fn failure(message: &str) -> String {
+    render(message, true, None)
+}
+
+fn render(output: &str, is_error: bool, metadata: Option<Value>) -> String {
+    let mut s = String::with_capacity(output.len() + 40);
+    s.push_str("{\"output\":");
+    crate::jsonrpc::push_json_string(&mut s, output);
+    s.push_str(if is_error {
+        ",\"isError\":true"
+    } else {
+        ",\"isError\":false"
+    });
+    if let Some(m) = metadata {
+        s.push_str(",\"metadata\":");
+        s.push_str(&crate::json::to_text(&m));
+    }
+    s.push('}');
+    s
+}
+
+/// One line describing a non-text part, e.g. `image (image/png, 8 bytes)`.
+fn describe(part: &Value) -> String {
+    let kind = part.get("type").and_then(Value::as_str).unwrap_or("part");
+    let s = |k: &str| part.get(k).and_then(Value::as_str);
+    match kind {
+        "image" | "audio" => format!(
+            "{kind} ({}, {} bytes)",
+            s("mimeType").unwrap_or("unknown type"),
+            s("data").map_or(0, base64_len)
+        ),
+        "resource_link" => format!(
+            "resource_link {}{}",
+            s("uri").unwrap_or("?"),
+            s("name").map(|n| format!(" ({n})")).unwrap_or_default()
+        ),
+        "resource" => {
+            let r = part.get("resource");
+            let uri = r.and_then(|r| r.get("uri")).and_then(Value::as_str);
+            format!("resource {}", uri.unwrap_or("?"))
+        }
+        other => format!("{other} part"),
+    }
+}
+
+/// Decoded length of base64 text (padding-aware; whitespace ignored).
+fn base64_len(data: &str) -> usize {
+    let chars: Vec<u8> = data.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    let pad = chars.iter().rev().take_while(|&&b| b == b'=').count();
+    (chars.len() * 3 / 4).saturating_sub(pad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse;
+
+    fn shape(t: &str) -> String {
+        tool_result(&parse(t, "r").unwrap())
+    }
+
+    #[test]
+    fn shapes() {
+        assert_eq!(
+            shape(r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#),
+            r#"{"output":"a\nb","isError":false}"#
+        );
+        assert_eq!(
+            shape(
+                r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":" "},{"type":"text","text":"b"}],"isError":true}"#
+            ),
+            r#"{"output":"a\n\nb","isError":true}"#
+        );
+        assert_eq!(
+            shape(r#"{"content":[],"isError":true}"#),
+            r#"{"output":"MCP tool returned an error","isError":true}"#
+        );
+        assert_eq!(
+            shape(
+                r#"{"content":[{"type":"text","text":"x"}],"structuredContent":{"b":1.50,"a":"é"}}"#
+            ),
+            r#"{"output":"{\"b\":1.50,\"a\":\"é\"}","isError":false}"#
+        );
+        assert_eq!(
+            shape(r#"{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]}"#),
+            r#"{"output":"image (image/png, 8 bytes)","isError":false,"metadata":{"parts":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]}}"#
+        );
+    }
+}

@@ -1,0 +1,320 @@
+//! stdio transport (contract §5): a child in its own process group, newline-delimited JSON-RPC
+//! on stdin/stdout, one reader thread that files every line through [`Conn`], stderr drained
+//! continuously into a bounded tail, and a bounded shutdown that leaves no zombie or orphan.
+
+use super::{block_sigpipe_on_this_thread, Transport};
+use crate::conn::{lock, Conn, Failure, Outbound};
+use crate::ffi::os;
+use std::collections::VecDeque;
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, Command, Stdio as Pipe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How much of stderr is kept for failure messages.
+const STDERR_TAIL_BYTES: usize = 16 * 1024;
+/// How many stderr lines a failure message quotes.
+const STDERR_TAIL_LINES: usize = 8;
+
+/// The last bytes a child wrote to stderr.
+#[derive(Default)]
+struct StderrTail {
+    bytes: Mutex<VecDeque<u8>>,
+    done: AtomicBool,
+}
+
+impl StderrTail {
+    fn push(&self, chunk: &[u8]) {
+        let mut b = lock(&self.bytes);
+        if chunk.len() >= STDERR_TAIL_BYTES {
+            b.clear();
+            b.extend(&chunk[chunk.len() - STDERR_TAIL_BYTES..]);
+        } else {
+            let overflow = (b.len() + chunk.len()).saturating_sub(STDERR_TAIL_BYTES);
+            b.drain(..overflow);
+            b.extend(chunk);
+        }
+    }
+
+    /// The last few non-blank lines, joined with " | ".
+    fn tail(&self) -> String {
+        let bytes: Vec<u8> = lock(&self.bytes).iter().copied().collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        let start = lines.len().saturating_sub(STDERR_TAIL_LINES);
+        let mut s = lines[start..].join(" | ");
+        if s.len() > 2000 {
+            let cut = s.len() - 2000;
+            let cut = (cut..s.len()).find(|i| s.is_char_boundary(*i)).unwrap_or(0);
+            s = format!("…{}", &s[cut..]);
+        }
+        s
+    }
+}
+
+/// A running stdio server.
+pub struct StdioTransport {
+    server: String,
+    stdin: Mutex<Option<ChildStdin>>,
+    child: Mutex<Option<Child>>,
+    pid: i32,
+    stderr: Arc<StderrTail>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Outbound for StdioTransport {
+    fn send(&self, message: &str) -> Result<(), String> {
+        let mut line = Vec::with_capacity(message.len() + 1);
+        line.extend_from_slice(message.as_bytes());
+        line.push(b'\n');
+        let guard = lock(&self.stdin);
+        let Some(stdin) = guard.as_ref() else {
+            return Err("stdin is closed".into());
+        };
+        os::write_all_no_sigpipe(stdin.as_raw_fd(), &line)
+            .map_err(|e| format!("writing to the server failed: {e}"))
+    }
+}
+
+/// Starts `command` with `env` added and `cwd`, wired to `conn`. The reader fails `conn` when
+/// stdout ends, with the exit status and stderr tail.
+pub fn spawn(
+    server: &str,
+    command: &[String],
+    env: &[(String, String)],
+    cwd: Option<&str>,
+    max_message_bytes: usize,
+    conn: &Arc<Conn>,
+) -> Result<Arc<StdioTransport>, String> {
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| "empty `command`".to_string())?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Pipe::piped())
+        .stdout(Pipe::piped())
+        .stderr(Pipe::piped())
+        .process_group(0);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+    let pid = child.id() as i32;
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let t = Arc::new(StdioTransport {
+        server: server.to_string(),
+        stdin: Mutex::new(stdin),
+        child: Mutex::new(Some(child)),
+        pid,
+        stderr: Arc::new(StderrTail::default()),
+        threads: Mutex::new(Vec::new()),
+    });
+    conn.attach(t.clone());
+    let mut threads = Vec::new();
+    if let Some(mut err) = stderr {
+        let tail = t.stderr.clone();
+        let h = std::thread::Builder::new()
+            .name(format!("tn-stderr-{server}"))
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                block_sigpipe_on_this_thread();
+                let mut buf = [0u8; 8192];
+                loop {
+                    match err.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => tail.push(&buf[..n]),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
+                }
+                tail.done.store(true, Ordering::Release);
+            })
+            .map_err(|e| format!("cannot start the stderr thread: {e}"))?;
+        threads.push(h);
+    }
+    if let Some(out) = stdout {
+        let conn = conn.clone();
+        let me = t.clone();
+        let h = std::thread::Builder::new()
+            .name(format!("tn-reader-{server}"))
+            .spawn(move || me.read_loop(out, conn, max_message_bytes))
+            .map_err(|e| format!("cannot start the reader thread: {e}"))?;
+        threads.push(h);
+    }
+    *lock(&t.threads) = threads;
+    Ok(t)
+}
+
+impl StdioTransport {
+    fn read_loop(&self, mut out: std::process::ChildStdout, conn: Arc<Conn>, max: usize) {
+        block_sigpipe_on_this_thread();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut line: Vec<u8> = Vec::new();
+        let handle = |l: &[u8]| {
+            let l = l.strip_suffix(b"\r").unwrap_or(l);
+            if !l.iter().all(u8::is_ascii_whitespace) {
+                conn.on_line(l);
+            }
+        };
+        loop {
+            let n = match out.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            let mut chunk = &buf[..n];
+            while let Some(pos) = chunk.iter().position(|&b| b == b'\n') {
+                if line.is_empty() {
+                    if pos > max {
+                        return self.too_long(&conn, max);
+                    }
+                    handle(&chunk[..pos]);
+                } else {
+                    if line.len() + pos > max {
+                        return self.too_long(&conn, max);
+                    }
+                    line.extend_from_slice(&chunk[..pos]);
+                    handle(&line);
+                    line.clear();
+                    line.shrink_to(1 << 20);
+                }
+                chunk = &chunk[pos + 1..];
+            }
+            if line.len() + chunk.len() > max {
+                return self.too_long(&conn, max);
+            }
+            line.extend_from_slice(chunk);
+        }
+        conn.fail(Failure::Lost(self.eof_message()));
+    }
+
+    fn too_long(&self, conn: &Conn, max: usize) {
+        conn.fail(Failure::Lost(format!(
+            "the server sent a message longer than maxMessageBytes ({max} bytes); the connection was closed"
+        )));
+        // Stop the child from blocking on a pipe nobody reads; shutdown reaps it later.
+        lock(&self.stdin).take();
+        os::signal_group(self.pid, os::SIGKILL);
+    }
+
+    /// Why stdout ended: waits briefly for the exit status and the last stderr lines.
+    fn eof_message(&self) -> String {
+        let deadline = Instant::now() + Duration::from_millis(500);
+        let mut exit = os::peek_exit(self.pid);
+        while Instant::now() < deadline
+            && (exit.is_none() || !self.stderr.done.load(Ordering::Acquire))
+        {
+            std::thread::sleep(Duration::from_millis(5));
+            if exit.is_none() {
+                exit = os::peek_exit(self.pid);
+            }
+        }
+        let mut msg = match exit {
+            Some(e) => format!("the server process {e}"),
+            None => "the server closed its stdout".to_string(),
+        };
+        let tail = self.stderr.tail();
+        if !tail.is_empty() {
+            msg.push_str("; stderr: ");
+            msg.push_str(&tail);
+        }
+        msg
+    }
+
+    fn wait_exit(&self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        loop {
+            if os::peek_exit(self.pid).is_some() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// Other live processes in process group `pgid` (the leader excluded), from /proc.
+fn group_members(pgid: i32) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
+        .filter(|pid| *pid != pgid)
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    // pid (comm) state ppid pgrp …; comm may hold spaces, so split after ')'.
+                    let rest = &s[s.rfind(')')? + 1..];
+                    let mut f = rest.split_whitespace();
+                    let state = f.next()?;
+                    let _ppid = f.next()?;
+                    let pgrp: i32 = f.next()?.parse().ok()?;
+                    Some(pgrp == pgid && state != "Z")
+                })
+                .unwrap_or(false)
+        })
+        .count()
+}
+
+impl Transport for StdioTransport {
+    fn shutdown(&self) {
+        // A writer blocked on a full pipe holds the lock; then the signals below unblock it.
+        if let Ok(mut g) = self.stdin.try_lock() {
+            g.take();
+        }
+        if !self.wait_exit(Duration::from_secs(2)) {
+            os::signal_group(self.pid, os::SIGTERM);
+            if !self.wait_exit(Duration::from_secs(1)) {
+                os::signal_group(self.pid, os::SIGKILL);
+                self.wait_exit(Duration::from_secs(2));
+            }
+        }
+        // The leader is dead but unreaped, so its pgid cannot be recycled: end stragglers.
+        if group_members(self.pid) > 0 {
+            os::signal_group(self.pid, os::SIGTERM);
+            let deadline = Instant::now() + Duration::from_millis(500);
+            while group_members(self.pid) > 0 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            os::signal_group(self.pid, os::SIGKILL);
+        }
+        if let Some(mut child) = lock(&self.child).take() {
+            let _ = child.wait();
+        }
+        lock(&self.stdin).take();
+        // Readers end when the pipes close; one stuck in an inline resolver is left to finish.
+        let threads: Vec<JoinHandle<()>> = lock(&self.threads).drain(..).collect();
+        let deadline = Instant::now() + Duration::from_secs(1);
+        for h in threads {
+            while !h.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+        let _ = &self.server;
+    }
+
+    fn diagnostics(&self) -> String {
+        self.stderr.tail()
+    }
+}

@@ -1,0 +1,224 @@
+"""Shared ctypes loader for libtoolnexus, used by the Python tests.
+
+The library is found at $TOOLNEXUS_LIB, else at ../../target/debug/libtoolnexus.so
+relative to this directory (tests/python). It is loaded with ctypes.CDLL (never
+PyDLL: callbacks from library threads must take the GIL themselves).
+
+Conventions (shared/docs/c-api.md):
+- Owned out-strings are declared as c_void_p, copied with ctypes.string_at and
+  released with tn_string_free (never free); see call_out().
+- tn_last_error_message() is borrowed and valid until the next tn_ call on the
+  same thread: read it right after the failing call; see last_error().
+- A resolver is a RESOLVER (CFUNCTYPE) object that must stay alive as long as
+  the library may call it; Resolver wraps a Python function, catches every
+  exception inside the callback and keeps the CFUNCTYPE object alive.
+
+Every function of c-api.md plus tn_sanitize_name gets argtypes/restype. A
+symbol the library does not export is left out (listed in missing_symbols());
+using it raises AttributeError.
+"""
+
+import ctypes
+import functools
+import os
+import threading
+import traceback
+from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int32, c_void_p
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_LIB = os.path.normpath(os.path.join(HERE, "..", "..", "target", "debug", "libtoolnexus.so"))
+
+# Status codes (append-only, never renumbered).
+TN_OK = 0
+TN_ERR_INVALID_ARGUMENT = 1
+TN_ERR_INVALID_JSON = 2
+TN_ERR_CONFIG = 3
+TN_ERR_NOT_FOUND = 4
+TN_ERR_CLOSED = 5
+TN_ERR_REENTRANT = 6
+TN_ERR_PANIC = 7
+TN_ERR_INTERNAL = 8
+
+# Resolver return values.
+TN_RESOLVED = 0
+TN_DEFERRED = 1
+# What a Resolver returns when its Python function raised (anything but
+# TN_RESOLVED / TN_DEFERRED means "failed": the server sees cancel).
+RESOLVER_FAILED = -1
+
+# int32_t (*tn_resolver_fn)(void *user_data, const char *request_json, tn_responder *responder)
+RESOLVER = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_void_p)
+
+_OUT = POINTER(c_void_p)
+
+# A NULL resolver (where the C API allows resolver == NULL).
+NULL_RESOLVER = RESOLVER()
+
+
+class ResolverParam:
+    """argtype for tn_resolver_fn parameters: accepts None (NULL), a Resolver,
+    or a RESOLVER object."""
+
+    @classmethod
+    def from_param(cls, obj):
+        if obj is None:
+            return NULL_RESOLVER
+        if isinstance(obj, Resolver):
+            return obj.c
+        return RESOLVER.from_param(obj)
+
+
+# name -> (restype, argtypes)
+SIGNATURES = {
+    "tn_version": (c_char_p, []),
+    "tn_status_str": (c_char_p, [c_int32]),
+    "tn_last_error_message": (c_char_p, []),
+    "tn_string_free": (None, [c_void_p]),
+    "tn_responder_answer": (c_int32, [c_void_p, c_char_p]),
+    "tn_elicitation_to_request": (c_int32, [c_char_p, _OUT]),
+    "tn_answer_to_result": (c_int32, [c_char_p, _OUT]),
+    "tn_server_request_response": (c_int32, [ResolverParam, c_void_p, c_char_p, _OUT]),
+    "tn_connect": (c_int32, [c_char_p, ResolverParam, c_void_p, _OUT]),
+    "tn_list_tools": (c_int32, [c_void_p, _OUT]),
+    "tn_server_statuses": (c_int32, [c_void_p, _OUT]),
+    "tn_call_tool": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "tn_disconnect": (None, [c_void_p]),
+    "tn_sanitize_name": (c_int32, [c_char_p, _OUT]),
+    # Test hook (not in c-api.md): panics inside the guard, returns TN_ERR_PANIC.
+    "tn_debug_force_panic": (c_int32, [c_char_p]),
+}
+
+_missing = []
+
+# Stored into every out-pointer before a call: the library must set *out to
+# NULL on entry, so this address must never come back.
+_SENTINEL_BUF = ctypes.create_string_buffer(1)
+_SENTINEL = ctypes.addressof(_SENTINEL_BUF)
+
+
+class ContractError(AssertionError):
+    """The library broke an out-pointer convention of c-api.md."""
+
+
+def lib_path():
+    return os.environ.get("TOOLNEXUS_LIB") or DEFAULT_LIB
+
+
+@functools.lru_cache(maxsize=None)
+def lib():
+    """The loaded library (loaded once), with every known signature declared."""
+    path = lib_path()
+    if not os.path.exists(path):
+        raise OSError(
+            "libtoolnexus not found at %s (build it with `cargo build`, or set TOOLNEXUS_LIB)" % path
+        )
+    handle = ctypes.CDLL(path)
+    for name, (restype, argtypes) in SIGNATURES.items():
+        try:
+            fn = getattr(handle, name)
+        except AttributeError:
+            _missing.append(name)
+            continue
+        fn.restype = restype
+        fn.argtypes = argtypes
+    return handle
+
+
+def missing_symbols():
+    """Names from SIGNATURES that the loaded library does not export."""
+    lib()
+    return list(_missing)
+
+
+def _arg(x):
+    return x.encode("utf-8") if isinstance(x, str) else x
+
+
+def call_out(fn, *args):
+    """Calls fn(*args, &out) for a function whose last parameter is `char **out`.
+
+    Returns (status, bytes) when the library produced a string (copied, then
+    freed with tn_string_free) or (status, None) when *out stayed NULL. str
+    arguments are passed as UTF-8. Raises ContractError when *out was not set
+    to NULL on entry, or is non-NULL with a non-OK status (it is not freed
+    then). After a non-OK status no other tn_ call has been made, so
+    last_error() still gives that call's message.
+    """
+    out = c_void_p(_SENTINEL)
+    status = fn(*[_arg(a) for a in args], byref(out))
+    ptr = out.value
+    if ptr == _SENTINEL:
+        raise ContractError("%s returned %d but did not set *out to NULL on entry" % (fn.__name__, status))
+    if ptr is None:
+        return status, None
+    if status != TN_OK:
+        raise ContractError("%s returned %d but set *out (must stay NULL on error)" % (fn.__name__, status))
+    try:
+        return status, ctypes.string_at(ptr)
+    finally:
+        lib().tn_string_free(ptr)
+
+
+def last_error():
+    """tn_last_error_message() for this thread, as str, or None."""
+    msg = lib().tn_last_error_message()
+    return None if msg is None else msg.decode("utf-8", "replace")
+
+
+def status_str(code):
+    s = lib().tn_status_str(code)
+    return None if s is None else s.decode("utf-8", "replace")
+
+
+def version():
+    return lib().tn_version().decode("utf-8", "replace")
+
+
+def answer(responder, answer_json):
+    """tn_responder_answer(responder, answer_json) -> status."""
+    return lib().tn_responder_answer(responder, _arg(answer_json))
+
+
+# Resolvers pinned for the life of the process (e.g. one given to tn_connect
+# whose client is never disconnected).
+_pinned = set()
+_pinned_lock = threading.Lock()
+
+
+class Resolver:
+    """Wraps fn(request_json: bytes, responder: int) -> int as a RESOLVER.
+
+    Pass the Resolver itself (or .c; None means NULL) where the C API takes a
+    resolver. Every
+    exception raised by fn (BaseException included) is caught inside the
+    callback, recorded in .errors (formatted tracebacks) and turned into
+    RESOLVER_FAILED: nothing ever propagates into C. The CFUNCTYPE object lives
+    as long as this Resolver; pin() keeps it alive for the whole process.
+    """
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.errors = []
+        self.c = RESOLVER(self._trampoline)
+
+    def _trampoline(self, user_data, request_json, responder):
+        try:
+            rc = int(self.fn(request_json, responder))
+            if not -(2 ** 31) <= rc < 2 ** 31:
+                raise ValueError("resolver return value %d does not fit int32_t" % rc)
+            return rc
+        except BaseException:  # never let anything escape into C
+            try:
+                self.errors.append(traceback.format_exc())
+            except BaseException:
+                pass
+            return RESOLVER_FAILED
+
+    def pin(self):
+        with _pinned_lock:
+            _pinned.add(self)
+        return self
+
+    def unpin(self):
+        with _pinned_lock:
+            _pinned.discard(self)
