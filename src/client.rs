@@ -231,10 +231,6 @@ impl Client {
         if self.closed.load(Ordering::Acquire) {
             return Err(closed());
         }
-        let tool = self
-            .tools
-            .get(name)
-            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no tool named `{name}`")))?;
         let args = match args_json {
             None => "{}",
             Some(a) => {
@@ -242,6 +238,10 @@ impl Client {
                 a.trim()
             }
         };
+        let tool = self
+            .tools
+            .get(name)
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no tool named `{name}`")))?;
         let server = &self.servers[tool.server];
         let State::Connected(session) = &server.state else {
             return Err(Error::new(

@@ -51,15 +51,15 @@ pub fn disconnect(handle: *mut tn_client) -> Result<()> {
         return Ok(());
     }
     let key = handle as usize as u64;
-    let Some(client) = registry()
+    let reentrant = match registry()
         .read()
         .unwrap_or_else(|p| p.into_inner())
         .get(&key)
-        .cloned()
-    else {
-        return Ok(());
+    {
+        Some(c) => c.in_own_resolver(),
+        None => return Ok(()),
     };
-    if client.in_own_resolver() {
+    if reentrant {
         return Err(Error::new(
             ErrorKind::Reentrant,
             "tn_disconnect from inside one of this client's inline resolvers would deadlock; the client stays connected",

@@ -16,7 +16,7 @@
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, Write};
-use std::process;
+use std::process::{self, Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Mutex, OnceLock};
@@ -40,11 +40,18 @@ struct Opts {
     stderr_flood_mb: u64,
     no_tools_list: bool,
     silent_tool_list: bool,
+    ignore_stdin_eof: bool,
+    ignore_sigterm: bool,
+    close_stdin_after_init: bool,
+    stdout_close_after_init: bool,
+    print_pid_file: Option<String>,
 }
 
 const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra-tools N] \
 [--page-size N] [--repeat-cursor] [--exit-on-init CODE] [--exit-after-init CODE] \
-[--init-delay-ms N] [--stderr-flood-mb N] [--no-tools-list] [--silent-tool-list]";
+[--init-delay-ms N] [--stderr-flood-mb N] [--no-tools-list] [--silent-tool-list] \
+[--ignore-stdin-eof] [--ignore-sigterm] [--close-stdin-after-init] \
+[--stdout-close-after-init] [--print-pid-file PATH]";
 
 fn usage_error(msg: &str) -> ! {
     eprintln!("fixture: {msg}\n{USAGE}");
@@ -71,6 +78,11 @@ fn parse_opts() -> Opts {
         stderr_flood_mb: 0,
         no_tools_list: false,
         silent_tool_list: false,
+        ignore_stdin_eof: false,
+        ignore_sigterm: false,
+        close_stdin_after_init: false,
+        stdout_close_after_init: false,
+        print_pid_file: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -94,6 +106,11 @@ fn parse_opts() -> Opts {
             "--stderr-flood-mb" => o.stderr_flood_mb = num(&a, value(&a)),
             "--no-tools-list" => o.no_tools_list = true,
             "--silent-tool-list" => o.silent_tool_list = true,
+            "--ignore-stdin-eof" => o.ignore_stdin_eof = true,
+            "--ignore-sigterm" => o.ignore_sigterm = true,
+            "--close-stdin-after-init" => o.close_stdin_after_init = true,
+            "--stdout-close-after-init" => o.stdout_close_after_init = true,
+            "--print-pid-file" => o.print_pid_file = Some(value("--print-pid-file")),
             "-h" | "--help" => {
                 eprintln!("{USAGE}");
                 process::exit(0);
@@ -348,6 +365,19 @@ fn run_blocking_tool(id: Value, name: &str, args: Value) {
             let reply = server_request("sampling/createMessage", Some(&params));
             send_text(buf, &id, &reply.to_string(), false);
         }
+        "elicit_then_slow" => match arg_u64(&args, "ms") {
+            Some(ms) => {
+                let outcome = elicit_form("Who are you?");
+                thread::sleep(Duration::from_millis(ms));
+                send_elicitation_outcome(buf, &id, outcome);
+            }
+            None => send_text(
+                buf,
+                &id,
+                "elicit_then_slow: missing integer argument 'ms'",
+                true,
+            ),
+        },
         _ => send_error(buf, &id, -32603, "not a blocking tool"),
     }
 }
@@ -355,7 +385,13 @@ fn run_blocking_tool(id: Value, name: &str, args: Value) {
 fn is_blocking_tool(name: &str) -> bool {
     matches!(
         name,
-        "ask_form" | "ask_url" | "ask_twice" | "slow" | "ping_client" | "unknown_request"
+        "ask_form"
+            | "ask_url"
+            | "ask_twice"
+            | "slow"
+            | "ping_client"
+            | "unknown_request"
+            | "elicit_then_slow"
     )
 }
 
@@ -608,6 +644,37 @@ fn base_tools() -> Vec<Value> {
             "Send a log notification, then echo",
             obj(json!({"text": {"type": "string"}})),
         ),
+        tool("pid", "Return the server's process id", obj(json!({}))),
+        tool(
+            "spawn_child",
+            "Spawn a `sleep 1000` grandchild in our process group; return its pid",
+            obj(json!({})),
+        ),
+        tool(
+            "junk_then_echo",
+            "Write non-JSON and non-message lines to stdout, then echo",
+            obj(json!({"text": {"type": "string"}})),
+        ),
+        tool(
+            "unknown_id_then_echo",
+            "Write responses for ids never used, then echo",
+            obj(json!({"text": {"type": "string"}})),
+        ),
+        tool(
+            "stderr_lines",
+            "Write n numbered lines to stderr, then answer ok",
+            obj(json!({"n": {"type": "integer"}})),
+        ),
+        tool(
+            "sleep_then_crash",
+            "In the background: sleep ms, then exit without answering",
+            obj(json!({"ms": {"type": "integer"}, "code": {"type": "integer"}})),
+        ),
+        tool(
+            "elicit_then_slow",
+            "Form elicitation, then sleep ms, then return the answer",
+            obj(json!({"ms": {"type": "integer"}})),
+        ),
     ]
 }
 
@@ -656,6 +723,12 @@ const FAIL_RESULT: &str = r#"{"content":[{"type":"text","text":"first problem"},
 const IMAGE_RESULT: &str =
     r#"{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]}"#;
 const MIXED_RESULT: &str = r#"{"content":[{"type":"text","text":"see attached"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"},{"type":"resource_link","uri":"file:///tmp/x.txt","name":"x.txt"}]}"#;
+/// Lines a client must skip: not JSON, truncated JSON, invalid UTF-8, and a
+/// JSON value that is not a message.
+const JUNK_LINES: &[u8] = b"this is not json\n{\"truncated\":\n\xff\xfe{}\n[1,2,3]\n";
+/// Responses for request ids the client never used.
+const UNKNOWN_ID_LINES: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":987654321,\"result\":{}}\n\
+{\"jsonrpc\":\"2.0\",\"id\":\"not-ours\",\"result\":{}}\n";
 const LOG_NOTIFICATION: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"hello\"}}\n";
 
 // ---------------------------------------------------------------------------
@@ -669,6 +742,9 @@ struct Server {
     cancelled: Vec<String>,
     tools: Option<Vec<Vec<u8>>>,
     buf: Vec<u8>,
+    /// Set once stdout is closed (`--stdout-close-after-init`): every later
+    /// input line is discarded unread.
+    discard: bool,
 }
 
 impl Server {
@@ -714,7 +790,8 @@ impl Server {
     fn handle_notification(&mut self, method: &str, params: Option<Value>) {
         match method {
             "notifications/initialized" => {
-                if let Some(code) = opts().exit_after_init {
+                let o = opts();
+                if let Some(code) = o.exit_after_init {
                     eprintln!("fixture: bye");
                     process::exit(code);
                 }
@@ -731,11 +808,34 @@ impl Server {
         }
     }
 
+    /// `--stdout-close-after-init` / `--close-stdin-after-init` act once the client has its
+    /// tool list (closing earlier would make the client's connect fail instead).
+    fn after_list(&mut self) {
+        let o = opts();
+        if o.stdout_close_after_init {
+            // SAFETY: closing a descriptor we own; the main thread
+            // writes nothing more because `discard` is set.
+            unsafe { libc::close(1) };
+            self.discard = true;
+            eprintln!("fixture: closed stdout");
+        }
+        if o.close_stdin_after_init {
+            // SAFETY: the main thread (us) is the only stdin reader,
+            // and it never reads again.
+            unsafe { libc::close(0) };
+            eprintln!("fixture: closed stdin");
+            sleep_forever();
+        }
+    }
+
     fn handle_request(&mut self, method: &str, id: Value, params: Option<Value>, line: &[u8]) {
         match method {
             "tools/call" => self.tools_call(id, params),
             "ping" => send_raw_result(&mut self.buf, &id, "{}"),
-            "tools/list" => self.tools_list(&id, params.as_ref()),
+            "tools/list" => {
+                self.tools_list(&id, params.as_ref());
+                self.after_list();
+            }
             "initialize" => self.initialize(&id, params.as_ref(), line),
             _ => send_error(&mut self.buf, &id, -32601, "Method not found"),
         }
@@ -908,6 +1008,42 @@ impl Server {
                 emit(LOG_NOTIFICATION);
                 echo(buf, &id, &args);
             }
+            "pid" => send_text(buf, &id, &process::id().to_string(), false),
+            "spawn_child" => match spawn_sleeper() {
+                Ok(pid) => send_text(buf, &id, &pid.to_string(), false),
+                Err(e) => send_text(buf, &id, &format!("spawn_child: {e}"), true),
+            },
+            "junk_then_echo" => {
+                emit(JUNK_LINES);
+                echo(buf, &id, &args);
+            }
+            "unknown_id_then_echo" => {
+                emit(UNKNOWN_ID_LINES);
+                echo(buf, &id, &args);
+            }
+            "stderr_lines" => match arg_u64(&args, "n") {
+                Some(n) => {
+                    write_stderr_lines(n);
+                    send_text(buf, &id, "ok", false);
+                }
+                None => send_text(buf, &id, "stderr_lines: missing integer argument 'n'", true),
+            },
+            "sleep_then_crash" => match arg_u64(&args, "ms") {
+                Some(ms) => {
+                    let code = args.get("code").and_then(Value::as_i64).unwrap_or(3);
+                    thread::spawn(move || {
+                        thread::sleep(Duration::from_millis(ms));
+                        eprintln!("fixture: crashing with {code}");
+                        process::exit(code as i32);
+                    });
+                }
+                None => send_text(
+                    buf,
+                    &id,
+                    "sleep_then_crash: missing integer argument 'ms'",
+                    true,
+                ),
+            },
             n if is_blocking_tool(n) => {
                 let id_copy = id.clone();
                 let spawned = thread::Builder::new()
@@ -923,6 +1059,42 @@ impl Server {
     }
 }
 
+/// Grandchildren from `spawn_child`. Never waited on or dropped.
+static CHILDREN: Mutex<Vec<Child>> = Mutex::new(Vec::new());
+
+/// Spawn `sleep 1000` in our own process group with null stdio; return its pid.
+fn spawn_sleeper() -> io::Result<u32> {
+    let child = Command::new("sleep")
+        .arg("1000")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let pid = child.id();
+    CHILDREN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(child);
+    Ok(pid)
+}
+
+/// Write `stderr line 1` … `stderr line <n>` to stderr.
+fn write_stderr_lines(n: u64) {
+    let mut err = io::BufWriter::with_capacity(64 * 1024, io::stderr().lock());
+    for i in 1..=n {
+        if writeln!(err, "stderr line {i}").is_err() {
+            return;
+        }
+    }
+    let _ = err.flush();
+}
+
+fn sleep_forever() -> ! {
+    loop {
+        thread::sleep(Duration::from_secs(3600));
+    }
+}
+
 fn echo(buf: &mut Vec<u8>, id: &Value, args: &Value) {
     match arg_str(args, "text") {
         Some(text) => send_text(buf, id, text, false),
@@ -930,8 +1102,36 @@ fn echo(buf: &mut Vec<u8>, id: &Value, args: &Value) {
     }
 }
 
+/// Write our pid (no newline) to `path`, atomically via a rename.
+fn write_pid_file(path: &str) {
+    let tmp = format!("{path}.tmp{}", process::id());
+    let written =
+        std::fs::write(&tmp, process::id().to_string()).and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        eprintln!("fixture: cannot write pid file {path:?}: {e}");
+        process::exit(2);
+    }
+}
+
+/// stdin reached EOF (or failed): exit 0, unless told to linger.
+fn stdin_ended(server: &Server) -> ! {
+    if opts().ignore_stdin_eof || server.discard {
+        sleep_forever();
+    }
+    process::exit(0);
+}
+
 fn main() {
     let o = OPTS.get_or_init(parse_opts);
+    if o.ignore_sigterm {
+        // SAFETY: installing SIG_IGN runs no handler code.
+        unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
+    }
+    // After the signal setup: once the file exists, SIGTERM is already ignored.
+    if let Some(path) = &o.print_pid_file {
+        write_pid_file(path);
+    }
     if o.stderr_flood_mb > 0 {
         let bytes = o.stderr_flood_mb.saturating_mul(1 << 20);
         thread::spawn(move || write_noise(bytes));
@@ -942,6 +1142,7 @@ fn main() {
         cancelled: Vec::new(),
         tools: None,
         buf: Vec::with_capacity(4096),
+        discard: false,
     };
     let stdin = io::stdin();
     let mut input = stdin.lock();
@@ -949,13 +1150,16 @@ fn main() {
     loop {
         line.clear();
         match input.read_until(b'\n', &mut line) {
-            Ok(0) => process::exit(0),
+            Ok(0) => stdin_ended(&server),
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 eprintln!("fixture: stdin error: {e}");
-                process::exit(0);
+                stdin_ended(&server);
             }
+        }
+        if server.discard {
+            continue;
         }
         let start = skip_ws(&line, 0);
         if start == line.len() {

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what the tests need beyond cargo, into .cache/ (idempotent, nothing global; a second
+# run is a no-op): the third-party MCP peers (@modelcontextprotocol/server-everything from npm,
+# the Python `mcp` SDK from PyPI) and pytest, in a venv the tests use for every Python test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PEERS=${PEERS_DIR:-.cache/peers}
+EVERYTHING_VERSION=2026.8.31
+MCP_PY_VERSION=2.3.0
+PYTEST_VERSION=8.3.4
+mkdir -p "$PEERS/npm"
+have=$(node -p "try{require(require('path').resolve('$PEERS/npm/node_modules/@modelcontextprotocol/server-everything/package.json')).version}catch(e){''}")
+if [ "$have" != "$EVERYTHING_VERSION" ]; then
+  npm install --prefix "$PEERS/npm" --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+fi
+[ -x "$PEERS/py/bin/python" ] || python3 -m venv "$PEERS/py"
+"$PEERS/py/bin/python" - "$MCP_PY_VERSION" "$PYTEST_VERSION" <<'PY' 2>/dev/null || \
+  "$PEERS/py/bin/pip" install -q --disable-pip-version-check "mcp==$MCP_PY_VERSION" "pytest==$PYTEST_VERSION"
+import importlib.metadata as m, sys
+sys.exit(m.version('mcp') != sys.argv[1] or m.version('pytest') != sys.argv[2])
+PY
+# Preload that pins listen() without a host onto 127.0.0.1 (server-everything binds all interfaces).
+cat > "$PEERS/loopback.cjs" <<'JS'
+const net = require("net");
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...a) {
+  if (typeof a[0] === "number" || (typeof a[0] === "string" && /^\d+$/.test(a[0]))) {
+    if (typeof a[1] !== "string") a.splice(1, 0, "127.0.0.1");
+  } else if (a[0] && typeof a[0] === "object" && a[0].path === undefined && a[0].host === undefined) {
+    a[0] = { ...a[0], host: "127.0.0.1" };
+  }
+  return listen.apply(this, a);
+};
+JS
