@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 pub trait Outbound: Send + Sync {
     /// Sends one complete JSON-RPC message (no trailing newline).
     fn send(&self, message: &str) -> Result<(), String>;
+    /// The request `id` got no answer in time and was given up; a transport that holds work
+    /// for it (an HTTP stream) drops that work.
+    fn abandon(&self, _id: u64) {}
 }
 
 /// Locks a mutex, going on through poisoning (the data is plain and stays consistent).
@@ -43,6 +46,9 @@ type Reply = Result<Value, Failure>;
 struct Waiter {
     reply: Mutex<Option<Reply>>,
     thread: Thread,
+    /// This call's own timer when only the call whose stream carried an elicitation pauses
+    /// (HTTP); None: the connection's clock (stdio: every call pauses).
+    clock: Option<Arc<PauseClock>>,
 }
 
 impl Waiter {
@@ -142,7 +148,10 @@ pub struct Conn {
     next_id: AtomicU64,
     out: OnceLock<Arc<dyn Outbound>>,
     dead_flag: AtomicBool,
-    pub pause: PauseClock,
+    pub pause: Arc<PauseClock>,
+    /// Whether each call gets its own pause clock (streamable HTTP) instead of sharing
+    /// `pause` (stdio, legacy SSE).
+    per_call_clock: AtomicBool,
     bridge: Option<Bridge>,
     skipped: AtomicUsize,
     last_elicitation_error: Mutex<Option<String>>,
@@ -159,7 +168,8 @@ impl Conn {
             next_id: AtomicU64::new(1),
             out: OnceLock::new(),
             dead_flag: AtomicBool::new(false),
-            pause: PauseClock::default(),
+            pause: Arc::new(PauseClock::default()),
+            per_call_clock: AtomicBool::new(false),
             bridge,
             skipped: AtomicUsize::new(0),
             last_elicitation_error: Mutex::new(None),
@@ -176,6 +186,11 @@ impl Conn {
             Some(o) => o.send(message),
             None => Err("no transport attached".into()),
         }
+    }
+
+    /// Chooses per-call pause clocks (streamable HTTP) or one per connection (stdio, §4).
+    pub fn set_per_call_clock(&self, on: bool) {
+        self.per_call_clock.store(on, Ordering::Relaxed);
     }
 
     /// Sends a notification, ignoring failures (the connection's own death is reported by
@@ -211,9 +226,14 @@ impl Conn {
     /// Sends a request and waits for its answer, at most `timeout` of active (unpaused) time.
     pub fn request(&self, method: &str, params_json: Option<&str>, timeout: Duration) -> Reply {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let clock = self
+            .per_call_clock
+            .load(Ordering::Relaxed)
+            .then(|| Arc::new(PauseClock::default()));
         let waiter = Arc::new(Waiter {
             reply: Mutex::new(None),
             thread: std::thread::current(),
+            clock,
         });
         {
             let mut p = lock(&self.pending);
@@ -229,15 +249,19 @@ impl Conn {
             }
             return Err(Failure::Lost(format!("cannot send `{method}`: {e}")));
         }
-        let start = self.pause.active();
+        let clock: &PauseClock = waiter.clock.as_deref().unwrap_or(&self.pause);
+        let start = clock.active();
         loop {
             if let Some(r) = lock(&waiter.reply).take() {
                 return r;
             }
-            let elapsed = self.pause.active().saturating_sub(start);
+            let elapsed = clock.active().saturating_sub(start);
             if elapsed >= timeout {
                 let removed = lock(&self.pending).waiters.remove(&id).is_some();
                 if removed {
+                    if let Some(o) = self.out.get() {
+                        o.abandon(id);
+                    }
                     return Err(Failure::Timeout(id));
                 }
                 // Completed concurrently: the reply is (about to be) in the slot.
@@ -263,6 +287,14 @@ impl Conn {
         }
     }
 
+    /// Fails one pending request (its transport could not deliver it or its answer).
+    pub fn fail_request(&self, id: u64, why: Failure) {
+        let waiter = lock(&self.pending).waiters.remove(&id);
+        if let Some(w) = waiter {
+            w.complete(Err(why));
+        }
+    }
+
     /// Files one inbound line: a response to its waiter, a server request to the bridge,
     /// anything else ignored. Lines that are not JSON objects are counted and skipped.
     pub fn on_line(self: &Arc<Self>, line: &[u8]) {
@@ -275,7 +307,13 @@ impl Conn {
     }
 
     /// Files one inbound message (classified by `method` first, §4).
-    pub fn on_message(self: &Arc<Self>, mut obj: Map<String, Value>) {
+    pub fn on_message(self: &Arc<Self>, obj: Map<String, Value>) {
+        self.on_message_carried(obj, None);
+    }
+
+    /// [`Conn::on_message`] for a message that arrived on the stream of request `carrier`
+    /// (HTTP): an elicitation there pauses that call's timer only.
+    pub fn on_message_carried(self: &Arc<Self>, mut obj: Map<String, Value>, carrier: Option<u64>) {
         let response_id = match jsonrpc::classify_object(&obj) {
             Inbound::Response { id } => jsonrpc::our_id(id),
             Inbound::Request { id, method, params } => {
@@ -287,7 +325,7 @@ impl Conn {
                     }
                     Route::Elicit(p) => {
                         let params = p.into_owned();
-                        self.elicit(id, params);
+                        self.elicit(id, params, carrier);
                     }
                 }
                 return;
@@ -312,7 +350,7 @@ impl Conn {
     /// The live bridge for one `elicitation/create` (§4): runs the host's resolver inline on
     /// this (reader) thread with call timers paused; the answer, a timeout, a failure or
     /// disconnect ends the responder, which writes the reply.
-    fn elicit(self: &Arc<Self>, id: Value, params: Map<String, Value>) {
+    fn elicit(self: &Arc<Self>, id: Value, params: Map<String, Value>, carrier: Option<u64>) {
         let Some(b) = &self.bridge else { return };
         let request = bridge::elicitation_to_request(&params);
         let request_id = request
@@ -322,7 +360,15 @@ impl Conn {
             .to_string();
         let url_mode = bridge::is_url_mode(&params);
         let schema = params.get("requestedSchema").cloned();
-        self.pause.begin();
+        let clock: Arc<PauseClock> = carrier
+            .and_then(|c| {
+                lock(&self.pending)
+                    .waiters
+                    .get(&c)
+                    .and_then(|w| w.clock.clone())
+            })
+            .unwrap_or_else(|| self.pause.clone());
+        clock.begin();
         let timer_key: Arc<Mutex<Option<crate::timer::Key>>> = Arc::new(Mutex::new(None));
         let conn = self.clone();
         let tk = timer_key.clone();
@@ -336,7 +382,7 @@ impl Conn {
             }
             let frame = jsonrpc::result_frame(&id, result.to_value());
             let _ = conn.send(&crate::json::to_text(&frame));
-            conn.pause.end();
+            clock.end();
         });
         let key = crate::timer::schedule(b.elicitation_timeout, move || {
             responder::cancel(token, "no answer within elicitationTimeout");

@@ -78,16 +78,14 @@ pub fn open(
             &conn,
         )
         .map_err(|e| phase_error(spec, "connect", &e))?,
-        Kind::Remote { url, .. } => {
-            return Err(phase_error(
-                spec,
-                "connect",
-                &format!(
-                    "remote servers (streamable HTTP) are not supported by this build yet ({})",
-                    redact_url(url)
-                ),
-            ))
-        }
+        Kind::Remote { url, headers } => crate::transport::http::connect(
+            url,
+            headers,
+            spec.timeout,
+            spec.max_message_bytes,
+            &conn,
+        )
+        .map_err(|e| phase_error(spec, "connect", &e))?,
     };
     let session = Session {
         spec: spec.clone(),
@@ -108,18 +106,6 @@ pub fn open(
             session.transport.shutdown();
             Err(f)
         }
-    }
-}
-
-/// A URL without userinfo or query, safe for messages.
-fn redact_url(url: &str) -> String {
-    let no_query = url.split(['?', '#']).next().unwrap_or("");
-    match no_query.split_once("://") {
-        Some((scheme, rest)) => {
-            let host = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
-            format!("{scheme}://{host}")
-        }
-        None => no_query.to_string(),
     }
 }
 
@@ -150,6 +136,7 @@ impl Session {
                 ),
             ));
         }
+        self.transport.negotiated(&version);
         self.conn
             .notify("notifications/initialized", None)
             .map_err(|e| phase_error(spec, "initialize", &e))?;
@@ -230,14 +217,6 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_are_redacted() {
-        assert_eq!(
-            redact_url("https://u:p@h.test/mcp?k=s"),
-            "https://h.test/mcp"
-        );
-    }
 
     #[test]
     fn capabilities_follow_the_resolver() {

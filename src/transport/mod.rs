@@ -1,6 +1,7 @@
 //! Transports: how bytes reach a server and come back. Everything above them (initialize,
 //! list, call, the bridge) lives in `conn`, `session` and `client` and is written once.
 
+pub mod http;
 pub mod stdio;
 
 pub use crate::ffi::os::block_sigpipe_on_this_thread;
@@ -12,4 +13,6 @@ pub trait Transport: Send + Sync {
     fn shutdown(&self);
     /// Diagnostics for failure messages (a stdio child's stderr tail), possibly empty.
     fn diagnostics(&self) -> String;
+    /// The protocol version `initialize` settled on (HTTP sends it on every later request).
+    fn negotiated(&self, _version: &str) {}
 }

@@ -1,0 +1,753 @@
+//! Streamable HTTP transport (contract §5), with the legacy HTTP+SSE fallback. Every message is
+//! a POST; a request's reply is JSON or an SSE stream (parsed by `sse-stream`), and a server
+//! request arriving on that stream is answered by a separate POST while it stays open. Inbound
+//! messages go through one reader thread per connection, like stdio, so the resolver runs
+//! inline there and never blocks the async runtime.
+
+use super::{block_sigpipe_on_this_thread, Transport};
+use crate::conn::{lock, Conn, Failure, Outbound};
+use futures_util::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::{StatusCode, Url};
+use serde_json::{Map, Value};
+use sse_stream::SseByteStream;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tokio::task::AbortHandle;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+/// How often a request's stream is resumed (GET + Last-Event-ID) before giving up.
+const MAX_RESUMES: usize = 5;
+
+/// The process-wide runtime for HTTP I/O, created on first use (only when a remote server is
+/// configured). Two workers: all they do is move bytes.
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("toolnexus-http")
+            .on_thread_start(block_sigpipe_on_this_thread)
+            .enable_all()
+            .build()
+            .expect("cannot start the HTTP runtime")
+    })
+}
+
+/// What the reader thread is handed.
+enum Inbox {
+    /// A message, and the request whose stream carried it.
+    Message(Map<String, Value>, Option<u64>),
+    FailOne(u64, Failure),
+    FailAll(Failure),
+}
+
+enum Mode {
+    /// Before the initialize POST has been answered.
+    Unknown,
+    Streamable,
+    /// Legacy HTTP+SSE: POST to this endpoint, everything comes back on the GET stream.
+    Legacy(Url),
+}
+
+struct State {
+    session: Option<String>,
+    version: Option<String>,
+    mode: Mode,
+    /// The `initialize` params we sent, to re-initialize after a 404 on an expired session.
+    init_params: Option<String>,
+    reinitialized: bool,
+}
+
+/// A streamable-HTTP (or legacy SSE) server connection.
+pub struct HttpTransport {
+    me: Weak<HttpTransport>,
+    conn: Weak<Conn>,
+    url: Url,
+    http: reqwest::Client,
+    headers: HeaderMap,
+    timeout: Duration,
+    max_bytes: usize,
+    inbox: Mutex<Option<mpsc::Sender<Inbox>>>,
+    state: Mutex<State>,
+    tasks: Mutex<HashMap<u64, AbortHandle>>,
+    background: Mutex<Vec<AbortHandle>>,
+    closed: AtomicBool,
+    reader: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// A URL without userinfo or query, safe for messages (headers and queries may hold secrets).
+pub fn redact(url: &Url) -> String {
+    format!(
+        "{}://{}{}{}",
+        url.scheme(),
+        url.host_str().unwrap_or(""),
+        url.port().map(|p| format!(":{p}")).unwrap_or_default(),
+        url.path()
+    )
+}
+
+fn describe(e: reqwest::Error) -> String {
+    let kind = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "cannot connect"
+    } else if e.is_redirect() {
+        "too many redirects"
+    } else if e.is_body() || e.is_decode() {
+        "reading the body failed"
+    } else {
+        "request failed"
+    };
+    // Without the URL: it may carry secrets in its query.
+    let e = e.without_url();
+    let mut msg = format!("{kind}: {e}");
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        msg.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    msg
+}
+
+/// Starts a connection to `url`; messages flow once the session sends `initialize`.
+pub fn connect(
+    url: &str,
+    headers: &[(String, String)],
+    timeout: Duration,
+    max_bytes: usize,
+    conn: &Arc<Conn>,
+) -> Result<Arc<HttpTransport>, String> {
+    let url = Url::parse(url).map_err(|e| format!("`url` is not a valid URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "`url` must be http or https, got `{}`",
+            url.scheme()
+        ));
+    }
+    let mut map = HeaderMap::new();
+    for (k, v) in headers {
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| format!("`headers.{k}` is not a valid HTTP header name"))?;
+        // Never echo the value: it came from ${ENV} and may be a secret.
+        let mut value = HeaderValue::from_str(v)
+            .map_err(|_| format!("the value of `headers.{k}` is not a valid HTTP header value"))?;
+        value.set_sensitive(true);
+        map.insert(name, value);
+    }
+    let http = {
+        let _guard = runtime().enter();
+        reqwest::Client::builder()
+            .connect_timeout(timeout)
+            .redirect(reqwest::redirect::Policy::limited(8))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {}", describe(e)))?
+    };
+    let (tx, rx) = mpsc::channel::<Inbox>();
+    let t = Arc::new_cyclic(|me| HttpTransport {
+        me: me.clone(),
+        conn: Arc::downgrade(conn),
+        url,
+        http,
+        headers: map,
+        timeout,
+        max_bytes,
+        inbox: Mutex::new(Some(tx)),
+        state: Mutex::new(State {
+            session: None,
+            version: None,
+            mode: Mode::Unknown,
+            init_params: None,
+            reinitialized: false,
+        }),
+        tasks: Mutex::new(HashMap::new()),
+        background: Mutex::new(Vec::new()),
+        closed: AtomicBool::new(false),
+        reader: Mutex::new(None),
+    });
+    conn.set_per_call_clock(true);
+    conn.attach(t.clone());
+    let reader_conn = conn.clone();
+    let h = std::thread::Builder::new()
+        .name(format!("tn-http-{}", conn.server))
+        .spawn(move || {
+            block_sigpipe_on_this_thread();
+            for item in rx {
+                match item {
+                    Inbox::Message(obj, carrier) => reader_conn.on_message_carried(obj, carrier),
+                    Inbox::FailOne(id, f) => reader_conn.fail_request(id, f),
+                    Inbox::FailAll(f) => reader_conn.fail(f),
+                }
+            }
+        })
+        .map_err(|e| format!("cannot start the reader thread: {e}"))?;
+    *lock(&t.reader) = Some(h);
+    Ok(t)
+}
+
+impl Outbound for HttpTransport {
+    fn send(&self, message: &str) -> Result<(), String> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err("the connection is closed".into());
+        }
+        let v: Value = serde_json::from_str(message).map_err(|e| e.to_string())?;
+        let method = v.get("method").and_then(Value::as_str).map(str::to_string);
+        let id = if method.is_some() {
+            v.get("id").and_then(Value::as_u64)
+        } else {
+            None
+        };
+        if method.as_deref() == Some("initialize") {
+            lock(&self.state).init_params = v.get("params").map(crate::json::to_text);
+        }
+        let me = self.me.upgrade().ok_or("the connection is closed")?;
+        let body = message.to_string();
+        let task = runtime().spawn(async move { me.deliver(body, id, method).await });
+        if let Some(id) = id {
+            lock(&self.tasks).insert(id, task.abort_handle());
+            if task.is_finished() {
+                lock(&self.tasks).remove(&id);
+            }
+        }
+        Ok(())
+    }
+
+    fn abandon(&self, id: u64) {
+        if let Some(t) = lock(&self.tasks).remove(&id) {
+            t.abort();
+        }
+    }
+}
+
+/// Whether `obj` is the response to our request `id`.
+fn answers(obj: &Map<String, Value>, id: u64) -> bool {
+    !obj.contains_key("method") && obj.get("id").and_then(Value::as_u64) == Some(id)
+}
+
+impl HttpTransport {
+    fn inbox(&self, item: Inbox) {
+        if let Some(tx) = lock(&self.inbox).as_ref() {
+            let _ = tx.send(item);
+        }
+    }
+
+    fn post(&self, url: Url, body: &str, with_session: bool) -> reqwest::RequestBuilder {
+        let mut req = self
+            .http
+            .post(url)
+            .headers(self.headers.clone())
+            .header(ACCEPT, ACCEPT_BOTH)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body.to_string());
+        if with_session {
+            req = self.session_headers(req);
+        }
+        req
+    }
+
+    fn session_headers(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let st = lock(&self.state);
+        if let Some(s) = &st.session {
+            req = req.header(SESSION_HEADER, s);
+        }
+        if let Some(v) = &st.version {
+            req = req.header(VERSION_HEADER, v);
+        }
+        req
+    }
+
+    async fn send_bounded(
+        &self,
+        req: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, String> {
+        match tokio::time::timeout(self.timeout, req.send()).await {
+            Err(_) => Err(format!(
+                "no HTTP response from {} within {} ms",
+                redact(&self.url),
+                self.timeout.as_millis()
+            )),
+            Ok(Err(e)) => Err(format!("{} ({})", describe(e), redact(&self.url))),
+            Ok(Ok(r)) => Ok(r),
+        }
+    }
+
+    /// One outbound message, end to end; a request that fails is failed on its waiter.
+    async fn deliver(self: Arc<Self>, body: String, id: Option<u64>, method: Option<String>) {
+        let r = self.deliver_inner(&body, id, method.as_deref()).await;
+        if let Some(id) = id {
+            lock(&self.tasks).remove(&id);
+            if let Err(e) = r {
+                self.inbox(Inbox::FailOne(id, Failure::Lost(e)));
+            }
+        }
+    }
+
+    async fn deliver_inner(
+        &self,
+        body: &str,
+        id: Option<u64>,
+        method: Option<&str>,
+    ) -> Result<(), String> {
+        let is_init = method == Some("initialize");
+        let mut retried = false;
+        loop {
+            let (legacy, unknown, had_session) = {
+                let st = lock(&self.state);
+                let legacy = match &st.mode {
+                    Mode::Legacy(ep) => Some(ep.clone()),
+                    _ => None,
+                };
+                (
+                    legacy,
+                    matches!(st.mode, Mode::Unknown),
+                    st.session.is_some(),
+                )
+            };
+            if let Some(endpoint) = legacy {
+                return self.post_legacy(endpoint, body).await;
+            }
+            let resp = self
+                .send_bounded(self.post(self.url.clone(), body, !is_init))
+                .await?;
+            let status = resp.status();
+            if is_init && unknown && matches!(status.as_u16(), 400 | 404 | 405) {
+                self.open_legacy(status).await?;
+                continue;
+            }
+            if status == StatusCode::NOT_FOUND && had_session && !is_init && !retried {
+                retried = true;
+                self.reinitialize().await?;
+                continue;
+            }
+            if !status.is_success() {
+                return Err(format!("HTTP {status}{}", snippet(resp).await));
+            }
+            if is_init {
+                let mut st = lock(&self.state);
+                st.session = session_of(&resp);
+                st.mode = Mode::Streamable;
+            }
+            if method == Some("notifications/initialized") {
+                self.start_get_stream();
+            }
+            let Some(id) = id else {
+                return Ok(()); // notifications and responses: 202, body ignored
+            };
+            return self.read_reply(resp, id).await;
+        }
+    }
+
+    /// Reads the reply to request `id`: a JSON body, or an SSE stream resumed with
+    /// `Last-Event-ID` when it closes before the response.
+    async fn read_reply(&self, resp: reqwest::Response, id: u64) -> Result<(), String> {
+        if is_sse(&resp) {
+            return self.follow_stream(resp, id).await;
+        }
+        let bytes = self.read_body(resp).await?;
+        let text = String::from_utf8_lossy(&bytes);
+        if text.trim().is_empty() {
+            return Err("the server sent an empty reply to a request".into());
+        }
+        let v: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("the server's reply is not JSON ({e}): {}", cut(&text, 200)))?;
+        let mut answered = false;
+        let items = match v {
+            Value::Array(items) => items,
+            other => vec![other],
+        };
+        for item in items {
+            if let Value::Object(obj) = item {
+                answered |= answers(&obj, id);
+                self.inbox(Inbox::Message(obj, Some(id)));
+            }
+        }
+        if answered {
+            Ok(())
+        } else {
+            Err(format!(
+                "the server's reply does not answer the request: {}",
+                cut(&text, 200)
+            ))
+        }
+    }
+
+    async fn read_body(&self, mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        loop {
+            match tokio::time::timeout(self.timeout, resp.chunk()).await {
+                Err(_) => {
+                    return Err(format!(
+                        "the reply body stalled for {} ms",
+                        self.timeout.as_millis()
+                    ))
+                }
+                Ok(Err(e)) => return Err(describe(e)),
+                Ok(Ok(None)) => return Ok(out),
+                Ok(Ok(Some(chunk))) => {
+                    if out.len() + chunk.len() > self.max_bytes {
+                        return Err(format!(
+                            "the reply is longer than maxMessageBytes ({} bytes)",
+                            self.max_bytes
+                        ));
+                    }
+                    out.extend_from_slice(&chunk);
+                }
+            }
+        }
+    }
+
+    async fn follow_stream(&self, mut resp: reqwest::Response, id: u64) -> Result<(), String> {
+        let mut resumes = 0;
+        loop {
+            let end = self.consume_sse(resp, Some(id)).await;
+            if end.answered {
+                return Ok(());
+            }
+            if self.closed.load(Ordering::Acquire) {
+                return Err("the connection is closed".into());
+            }
+            let Some(last) = end.last_id else {
+                return Err(match end.error {
+                    Some(e) => format!("the event stream failed before the response: {e}"),
+                    None => "the server closed the event stream before the response".into(),
+                });
+            };
+            resumes += 1;
+            if resumes > MAX_RESUMES {
+                return Err(format!(
+                    "the event stream closed before the response {MAX_RESUMES} times"
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(end.retry.unwrap_or(1000))).await;
+            let req = self
+                .session_headers(
+                    self.http
+                        .get(self.url.clone())
+                        .headers(self.headers.clone()),
+                )
+                .header(ACCEPT, "text/event-stream")
+                .header("last-event-id", last);
+            resp = self.send_bounded(req).await?;
+            if !resp.status().is_success() || !is_sse(&resp) {
+                return Err(format!(
+                    "resuming the event stream failed: HTTP {}{}",
+                    resp.status(),
+                    snippet(resp).await
+                ));
+            }
+        }
+    }
+
+    /// Reads SSE events, filing each message (carried by `id`), until the response to `id`
+    /// arrived or the stream ended.
+    async fn consume_sse(&self, resp: reqwest::Response, id: Option<u64>) -> StreamEnd {
+        let mut end = StreamEnd::default();
+        let mut events = SseByteStream::new(resp.bytes_stream());
+        while let Some(item) = events.next().await {
+            let ev = match item {
+                Ok(ev) => ev,
+                Err(e) => {
+                    end.error = Some(e.to_string());
+                    break;
+                }
+            };
+            if let Some(i) = ev.id {
+                end.last_id = Some(i);
+            }
+            if let Some(r) = ev.retry {
+                end.retry = Some(r);
+            }
+            let Some(data) = ev.data else { continue };
+            if data.trim().is_empty() {
+                continue;
+            }
+            if data.len() > self.max_bytes {
+                end.error = Some(format!(
+                    "an event is longer than maxMessageBytes ({} bytes)",
+                    self.max_bytes
+                ));
+                break;
+            }
+            let items = match serde_json::from_str::<Value>(&data) {
+                Ok(Value::Array(items)) => items,
+                Ok(other) => vec![other],
+                Err(_) => continue,
+            };
+            for item in items {
+                if let Value::Object(obj) = item {
+                    let ours = id.is_some_and(|id| answers(&obj, id));
+                    self.inbox(Inbox::Message(obj, id));
+                    if ours {
+                        end.answered = true;
+                    }
+                }
+            }
+            if end.answered {
+                break;
+            }
+        }
+        end
+    }
+
+    /// The standalone GET stream for server messages, when the server offers one (405: not).
+    fn start_get_stream(&self) {
+        let Some(me) = self.me.upgrade() else { return };
+        let task = runtime().spawn(async move {
+            let mut failures = 0;
+            while !me.closed.load(Ordering::Acquire) && failures < 3 {
+                let req = me
+                    .session_headers(me.http.get(me.url.clone()).headers(me.headers.clone()))
+                    .header(ACCEPT, "text/event-stream");
+                let Ok(resp) = me.send_bounded(req).await else {
+                    failures += 1;
+                    continue;
+                };
+                if !resp.status().is_success() || !is_sse(&resp) {
+                    return; // 405 (no stream offered), 4xx: not fatal
+                }
+                let end = me.consume_sse(resp, None).await;
+                failures = if end.error.is_some() { failures + 1 } else { 0 };
+                tokio::time::sleep(Duration::from_millis(end.retry.unwrap_or(1000))).await;
+            }
+        });
+        lock(&self.background).push(task.abort_handle());
+    }
+
+    /// Legacy HTTP+SSE (2024-11-05): GET the stream, wait for its `endpoint` event, then POST
+    /// every message there; every reply comes back on the GET stream.
+    async fn open_legacy(&self, first: StatusCode) -> Result<(), String> {
+        let req = self
+            .http
+            .get(self.url.clone())
+            .headers(self.headers.clone())
+            .header(ACCEPT, "text/event-stream");
+        let resp = self.send_bounded(req).await.map_err(|e| {
+            format!("initialize got HTTP {first}, and the legacy HTTP+SSE fallback failed: {e}")
+        })?;
+        if !resp.status().is_success() || !is_sse(&resp) {
+            return Err(format!(
+                "initialize got HTTP {first}, and the legacy HTTP+SSE GET got HTTP {}",
+                resp.status()
+            ));
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel::<String>();
+        let me = self.me.upgrade().ok_or("the connection is closed")?;
+        let task = runtime().spawn(async move {
+            let mut tx = Some(tx);
+            let mut events = SseByteStream::new(resp.bytes_stream());
+            while let Some(Ok(ev)) = events.next().await {
+                let Some(data) = ev.data else { continue };
+                if ev.event.as_deref() == Some("endpoint") {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(data);
+                    }
+                    continue;
+                }
+                if let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(&data) {
+                    me.inbox(Inbox::Message(obj, None));
+                }
+            }
+            if !me.closed.load(Ordering::Acquire) {
+                me.inbox(Inbox::FailAll(Failure::Lost(
+                    "the legacy HTTP+SSE event stream ended".into(),
+                )));
+            }
+        });
+        lock(&self.background).push(task.abort_handle());
+        let endpoint = match tokio::time::timeout(self.timeout, rx).await {
+            Ok(Ok(e)) => e,
+            _ => {
+                return Err(format!(
+                    "initialize got HTTP {first}; the legacy HTTP+SSE stream sent no `endpoint` event within {} ms",
+                    self.timeout.as_millis()
+                ))
+            }
+        };
+        let endpoint = self
+            .url
+            .join(endpoint.trim())
+            .map_err(|e| format!("the legacy `endpoint` event is not a URL: {e}"))?;
+        if let Some(conn) = self.conn.upgrade() {
+            conn.set_per_call_clock(false);
+        }
+        lock(&self.state).mode = Mode::Legacy(endpoint);
+        Ok(())
+    }
+
+    async fn post_legacy(&self, endpoint: Url, body: &str) -> Result<(), String> {
+        let resp = self.send_bounded(self.post(endpoint, body, false)).await?;
+        if resp.status().is_success() {
+            Ok(())
+        } else {
+            Err(format!("HTTP {}{}", resp.status(), snippet(resp).await))
+        }
+    }
+
+    /// After a 404 on a request that carried a session id: initialize once more without it.
+    async fn reinitialize(&self) -> Result<(), String> {
+        let params = {
+            let mut st = lock(&self.state);
+            if st.reinitialized {
+                return Err("the session expired again after re-initializing".into());
+            }
+            st.reinitialized = true;
+            st.session = None;
+            st.init_params.clone().unwrap_or_else(|| "{}".into())
+        };
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":"toolnexus-reinitialize","method":"initialize","params":{params}}}"#
+        );
+        let resp = self
+            .send_bounded(self.post(self.url.clone(), &body, false))
+            .await?;
+        if !resp.status().is_success() {
+            return Err(format!(
+                "the session expired (HTTP 404) and re-initializing failed: HTTP {}",
+                resp.status()
+            ));
+        }
+        lock(&self.state).session = session_of(&resp);
+        // The reply itself is not needed; read it so the server sees it consumed.
+        if is_sse(&resp) {
+            let mut events = SseByteStream::new(resp.bytes_stream());
+            while let Ok(Some(Ok(ev))) = tokio::time::timeout(self.timeout, events.next()).await {
+                if ev
+                    .data
+                    .is_some_and(|d| d.contains("toolnexus-reinitialize"))
+                {
+                    break;
+                }
+            }
+        } else {
+            let _ = self.read_body(resp).await;
+        }
+        let note = crate::jsonrpc::notification_text("notifications/initialized", None);
+        let resp = self
+            .send_bounded(self.post(self.url.clone(), &note, true))
+            .await?;
+        if !resp.status().is_success() {
+            return Err(format!(
+                "re-initializing failed at notifications/initialized: HTTP {}",
+                resp.status()
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct StreamEnd {
+    answered: bool,
+    last_id: Option<String>,
+    retry: Option<u64>,
+    error: Option<String>,
+}
+
+fn is_sse(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        })
+}
+
+fn session_of(resp: &reqwest::Response) -> Option<String> {
+    resp.headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let end = (0..=max)
+        .rev()
+        .find(|i| s.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}…", &s[..end])
+}
+
+/// ": <first 200 bytes of the body>" for error messages, or "".
+async fn snippet(resp: reqwest::Response) -> String {
+    match tokio::time::timeout(Duration::from_secs(2), resp.bytes()).await {
+        Ok(Ok(b)) if !b.is_empty() => format!(": {}", cut(String::from_utf8_lossy(&b).trim(), 200)),
+        _ => String::new(),
+    }
+}
+
+impl Transport for HttpTransport {
+    fn shutdown(&self) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        for (_, t) in lock(&self.tasks).drain() {
+            t.abort();
+        }
+        for t in lock(&self.background).drain(..) {
+            t.abort();
+        }
+        let session = {
+            let st = lock(&self.state);
+            match st.mode {
+                Mode::Streamable => st.session.clone(),
+                _ => None,
+            }
+        };
+        if let Some(s) = session {
+            let req = self
+                .http
+                .delete(self.url.clone())
+                .headers(self.headers.clone())
+                .header(SESSION_HEADER, s);
+            let bound = self.timeout.min(Duration::from_secs(2));
+            let _ =
+                runtime().block_on(async move { tokio::time::timeout(bound, req.send()).await });
+        }
+        lock(&self.inbox).take();
+        if let Some(h) = lock(&self.reader).take() {
+            let deadline = std::time::Instant::now() + Duration::from_secs(1);
+            while !h.is_finished() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+    }
+
+    fn diagnostics(&self) -> String {
+        String::new()
+    }
+
+    fn negotiated(&self, version: &str) {
+        lock(&self.state).version = Some(version.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_redacted() {
+        let u = Url::parse("https://u:p@h.test:8443/mcp?k=secret#f").unwrap();
+        assert_eq!(redact(&u), "https://h.test:8443/mcp");
+    }
+
+    #[test]
+    fn cut_keeps_char_boundaries() {
+        assert_eq!(cut("ééé", 3), "é…");
+        assert_eq!(cut("abc", 5), "abc");
+    }
+}
