@@ -208,6 +208,13 @@ impl Outbound for HttpTransport {
         }
         let me = self.me.upgrade().ok_or("the connection is closed")?;
         let body = message.to_string();
+        let is_notification = method.is_some() && id.is_none();
+        if is_notification && tokio::runtime::Handle::try_current().is_err() {
+            // In order: `notifications/initialized` must reach the server before the
+            // requests that follow it, so notifications are delivered before send returns.
+            runtime().block_on(me.deliver(body, None, method));
+            return Ok(());
+        }
         let task = runtime().spawn(async move { me.deliver(body, id, method).await });
         if let Some(id) = id {
             lock(&self.tasks).insert(id, task.abort_handle());

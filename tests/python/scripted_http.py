@@ -1,0 +1,225 @@
+"""A scripted MCP streamable-HTTP server for the transport's edge cases (issue 4).
+
+Run: python scripted_http.py  → prints the port on stdout, serves until killed.
+Each scenario lives under its own path prefix, http://127.0.0.1:PORT/<scenario>/mcp:
+  json      plain JSON replies, sessions, echo + elicit (elicit needs SSE: here it is refused)
+  sse       SSE replies; `elicit` sends elicitation/create on the call's stream and waits for
+            the client's answer POST before sending the result on the same stream
+  expire    like json, but the first session expires after its first tools/call (404 after)
+  resume    tools/call answers SSE with only a priming event (id, retry: 100) and closes; the
+            result is served on GET with Last-Event-ID
+  legacy    POST → 405; GET → legacy SSE stream with an `endpoint` event
+  stall     tools/call answers SSE headers and then nothing
+  error500  tools/call → HTTP 500 "boom"
+  notjson   tools/call → 200 application/json "this is not json"
+GET /_log returns every request seen (method, path, headers, body) as JSON; POST /_reset clears it.
+"""
+import json
+import queue
+import sys
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOG = []
+LOG_LOCK = threading.Lock()
+SESSIONS = {}  # session id -> {"scenario":…, "expired": bool}
+ANSWERS = {}  # (session, server request id) -> queue of the client's answer
+LEGACY = {}  # legacy session id -> queue of outbound messages
+TOOLS = [
+    {"name": "echo", "description": "echo", "inputSchema": {"type": "object"}},
+    {"name": "elicit", "description": "asks a question", "inputSchema": {"type": "object"}},
+]
+
+
+def result(rid, res):
+    return {"jsonrpc": "2.0", "id": rid, "result": res}
+
+
+def text(t):
+    return {"content": [{"type": "text", "text": t}]}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def record(self, body):
+        with LOG_LOCK:
+            LOG.append({"method": self.command, "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+
+    def send(self, code, body=b"", ctype="application/json", headers=None):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def sse_start(self, headers=None):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.close_connection = True
+
+    def sse_event(self, data, eid=None, event=None):
+        out = ""
+        if event:
+            out += f"event: {event}\n"
+        if eid:
+            out += f"id: {eid}\n"
+        out += f"data: {json.dumps(data) if not isinstance(data, str) else data}\n\n"
+        self.wfile.write(out.encode())
+        self.wfile.flush()
+
+    def scenario(self):
+        parts = self.path.split("/")
+        return parts[1] if len(parts) > 1 else ""
+
+    # ------------------------------------------------------------------ GET
+    def do_GET(self):
+        self.record(None)
+        if self.path == "/_log":
+            with LOG_LOCK:
+                body = json.dumps(LOG).encode()
+            return self.send(200, body)
+        sc = self.scenario()
+        if sc == "resume":
+            last = self.headers.get("Last-Event-ID")
+            pending = RESUME.get(last)
+            if not pending:
+                return self.send(405)
+            self.sse_start()
+            self.sse_event(pending, eid="ev-2")
+            return
+        if sc == "legacy":
+            sid = uuid.uuid4().hex
+            q = queue.Queue()
+            LEGACY[sid] = q
+            self.sse_start()
+            self.sse_event(f"/legacy/messages?sid={sid}", event="endpoint")
+            while True:
+                msg = q.get()
+                if msg is None:
+                    return
+                self.sse_event(msg, event="message")
+        return self.send(405)
+
+    def do_DELETE(self):
+        self.record(None)
+        sid = self.headers.get("Mcp-Session-Id")
+        SESSIONS.pop(sid, None)
+        self.send(200)
+
+    # ------------------------------------------------------------------ POST
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n).decode()
+        self.record(raw)
+        if self.path == "/_reset":
+            with LOG_LOCK:
+                LOG.clear()
+            return self.send(200)
+        sc = self.scenario()
+        if sc == "legacy":
+            return self.legacy_post(raw)
+        msg = json.loads(raw)
+        method, rid = msg.get("method"), msg.get("id")
+        if method == "initialize":
+            if sc == "legacy":
+                return self.send(405)
+            sid = uuid.uuid4().hex
+            SESSIONS[sid] = {"scenario": sc, "expired": False}
+            res = result(rid, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "scripted", "version": "1"}})
+            return self.send(200, json.dumps(res).encode(), headers={"Mcp-Session-Id": sid})
+        sid = self.headers.get("Mcp-Session-Id")
+        if sid not in SESSIONS or SESSIONS[sid]["expired"]:
+            return self.send(404, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found"}}')
+        if method is None:  # a response (elicitation answer) or junk
+            q = ANSWERS.get((sid, rid))
+            if q:
+                q.put(msg)
+            return self.send(202)
+        if rid is None:  # notification
+            return self.send(202)
+        if method == "tools/list":
+            return self.send(200, json.dumps(result(rid, {"tools": TOOLS})).encode())
+        if method != "tools/call":
+            return self.send(200, json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}}).encode())
+        name = msg["params"]["name"]
+        args = msg["params"].get("arguments") or {}
+        if sc == "expire":
+            SESSIONS[sid]["expired"] = True  # the next request with this session gets 404
+            return self.send(200, json.dumps(result(rid, text(f"echo: {args.get('text')}"))).encode())
+        if sc == "error500":
+            return self.send(500, b"boom", ctype="text/plain")
+        if sc == "notjson":
+            return self.send(200, b"this is not json")
+        if sc == "stall":
+            self.sse_start()
+            self.wfile.write(b": waiting\n\n")
+            self.wfile.flush()
+            threading.Event().wait(30)
+            return
+        if sc == "resume":
+            RESUME["ev-1"] = result(rid, text(f"resumed: {args.get('text')}"))
+            self.sse_start()
+            self.wfile.write(b"id: ev-1\nretry: 100\ndata: \n\n")
+            self.wfile.flush()
+            return
+        if name == "echo":
+            body = result(rid, text(f"echo: {args.get('text')}"))
+            if sc == "sse":
+                self.sse_start()
+                return self.sse_event(body, eid="e1")
+            return self.send(200, json.dumps(body).encode())
+        if name == "elicit":
+            if sc != "sse":
+                return self.send(200, json.dumps(result(rid, {"content": [{"type": "text", "text": "no back-channel"}], "isError": True})).encode())
+            self.sse_start()
+            q = queue.Queue()
+            ANSWERS[(sid, 0)] = q
+            self.sse_event({"jsonrpc": "2.0", "id": 0, "method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer", "default": 7}}, "required": ["name"]}}})
+            try:
+                answer = q.get(timeout=20)
+            except queue.Empty:
+                answer = {"error": "no answer"}
+            ANSWERS.pop((sid, 0), None)
+            self.sse_event(result(rid, text(json.dumps(answer.get("result", answer)))))
+            return
+        return self.send(200, json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "Unknown tool"}}).encode())
+
+    def legacy_post(self, raw):
+        if not self.path.startswith("/legacy/messages"):
+            return self.send(405)
+        sid = self.path.split("sid=")[-1]
+        q = LEGACY.get(sid)
+        if q is None:
+            return self.send(404)
+        msg = json.loads(raw)
+        self.send(202, b"Accepted", ctype="text/plain")
+        method, rid = msg.get("method"), msg.get("id")
+        if rid is None or method is None:
+            return
+        if method == "initialize":
+            q.put(result(rid, {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}}, "serverInfo": {"name": "legacy", "version": "1"}}))
+        elif method == "tools/list":
+            q.put(result(rid, {"tools": TOOLS[:1]}))
+        elif method == "tools/call":
+            q.put(result(rid, text(f"legacy echo: {msg['params'].get('arguments', {}).get('text')}")))
+
+
+RESUME = {}
+
+if __name__ == "__main__":
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    print(srv.server_address[1], flush=True)
+    srv.serve_forever()

@@ -1,0 +1,326 @@
+"""Streamable HTTP and legacy HTTP+SSE through the C ABI (issue 4), against real servers on
+127.0.0.1: the Python `mcp` SDK peer (SSE and JSON replies, legacy SSE), server-everything
+(streamable HTTP and legacy SSE), and the scripted server in scripted_http.py for the edge
+cases (session expiry, resumption, legacy-only, stalls, 500, non-JSON bodies)."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+import pytest
+
+import tnlib
+from conftest import REPO
+
+PEERS = os.path.join(REPO, ".cache", "peers")
+PY = os.path.join(PEERS, "py", "bin", "python")
+EV = os.path.join(PEERS, "npm", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+LOOPBACK = os.path.join(PEERS, "loopback.cjs")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port, proc, within=20.0):
+    deadline = time.time() + within
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("server exited early with %s" % proc.returncode)
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("port %d never opened" % port)
+
+
+def stop(proc):
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def peers_installed():
+    if not (os.path.exists(PY) and os.path.exists(EV)):
+        pytest.skip("run scripts/install-peers.sh first (scripts/test always does)")
+
+
+def start_server(argv, env=None):
+    port = free_port()
+    full_env = dict(os.environ, PORT=str(port), **(env or {}))
+    argv = [a.replace("{port}", str(port)) for a in argv]
+    proc = subprocess.Popen(argv, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port, proc)
+    except Exception:
+        stop(proc)
+        raise
+    return proc, port
+
+
+@pytest.fixture(scope="module")
+def py_http(peers_installed):
+    proc, port = start_server([PY, os.path.join(REPO, "tests", "peers", "peer_server.py"), "http", "--port", "{port}"])
+    yield "http://127.0.0.1:%d/mcp" % port
+    stop(proc)
+
+
+@pytest.fixture(scope="module")
+def py_http_json(peers_installed):
+    proc, port = start_server([PY, os.path.join(REPO, "tests", "peers", "peer_server.py"), "http-json", "--port", "{port}"])
+    yield "http://127.0.0.1:%d/mcp" % port
+    stop(proc)
+
+
+@pytest.fixture(scope="module")
+def py_sse(peers_installed):
+    proc, port = start_server([PY, os.path.join(REPO, "tests", "peers", "peer_server.py"), "sse", "--port", "{port}"])
+    yield "http://127.0.0.1:%d/sse" % port
+    stop(proc)
+
+
+@pytest.fixture(scope="module")
+def ev_http(peers_installed):
+    proc, port = start_server(["node", "--require", LOOPBACK, EV, "streamableHttp"])
+    yield "http://127.0.0.1:%d/mcp" % port
+    stop(proc)
+
+
+@pytest.fixture(scope="module")
+def ev_sse(peers_installed):
+    proc, port = start_server(["node", "--require", LOOPBACK, EV, "sse"])
+    yield "http://127.0.0.1:%d/sse" % port
+    stop(proc)
+
+
+@pytest.fixture(scope="module")
+def scripted():
+    proc = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "scripted_http.py")],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    port = int(proc.stdout.readline())
+    yield "http://127.0.0.1:%d" % port
+    stop(proc)
+
+
+def server_log(base):
+    with urllib.request.urlopen(base + "/_log") as r:
+        return json.loads(r.read())
+
+
+def answering(answer_json, seen=None):
+    def fn(request_json, responder):
+        if seen is not None:
+            seen.append(json.loads(request_json))
+        assert tnlib.answer(responder, answer_json) == tnlib.TN_OK
+        return tnlib.TN_RESOLVED
+
+    return tnlib.Resolver(fn)
+
+
+def one(url, **extra):
+    return {"mcpServers": {"h": dict({"url": url, "timeout": 10000}, **extra)}}
+
+
+def output(text):
+    r = json.loads(text)
+    return r["output"], r["isError"]
+
+
+# ---------------------------------------------------------------- the Python SDK peer
+
+
+@pytest.mark.parametrize("answer, expected", [
+    ('{"ok":true,"data":{"name":"Ada","age":36}}', '{"action": "accept", "content": {"name": "Ada", "age": 36}}'),
+    ('{"ok":true,"data":{"name":"Bo"}}', '{"action": "accept", "content": {"name": "Bo", "age": 30}}'),
+    ('{"ok":false,"reason":"declined"}', '{"action": "decline"}'),
+    ('{"ok":false,"reason":"cancelled"}', '{"action": "cancel"}'),
+])
+def test_py_peer_form_elicitation_on_the_post_stream(connect, py_http, answer, expected):
+    seen = []
+    c = connect(one(py_http), answering(answer, seen))
+    assert json.loads(c.statuses_text())["servers"]["h"]["status"] == "connected"
+    out, err = output(c.result("h_ask_name"))
+    assert (out, err) == (expected, False)
+    assert seen[0]["kind"] == "input" and seen[0]["prompt"] == "Who are you?"
+    assert seen[0]["data"]["schema"]["required"] == ["name"]
+
+
+@pytest.mark.parametrize("answer, action", [
+    ('{"ok":true}', "accept"), ('{"ok":false,"reason":"declined"}', "decline"), ('{"ok":false}', "cancel")])
+def test_py_peer_url_elicitation(connect, py_http, answer, action):
+    seen = []
+    c = connect(one(py_http), answering(answer, seen))
+    out, err = output(c.result("h_authorize", '{"url":"https://example.com/auth"}'))
+    assert not err and json.loads(out)["action"] == action
+    assert seen[0] == {"id": seen[0]["id"], "kind": "authorization", "prompt": "Please authorize in your browser.",
+                       "url": "https://example.com/auth"}
+
+
+def test_py_peer_json_replies(connect, py_http_json):
+    c = connect(one(py_http_json))
+    assert output(c.result("h_echo", '{"text":"json mode é"}')) == ("json mode é", False)
+    # This mode has no back-channel: the server refuses to elicit, and says so.
+    out, err = output(c.result("h_ask_name"))
+    assert err and "back-channel" in out
+
+
+def test_py_peer_legacy_sse(connect, py_sse):
+    c = connect(one(py_sse), answering('{"ok":true,"data":{"name":"Leg"}}'))
+    st = json.loads(c.statuses_text())["servers"]["h"]
+    assert st["status"] == "connected", st
+    assert output(c.result("h_echo", '{"text":"over legacy"}')) == ("over legacy", False)
+    out, _ = output(c.result("h_ask_name"))
+    assert out == '{"action": "accept", "content": {"name": "Leg", "age": 30}}'
+
+
+def test_py_peer_deferred_answer_over_http(connect, py_http):
+    def fn(request_json, responder):
+        threading.Timer(0.3, lambda: tnlib.answer(responder, '{"ok":true,"data":{"name":"Later"}}')).start()
+        return tnlib.TN_DEFERRED
+
+    c = connect(one(py_http, timeout=200), tnlib.Resolver(fn))
+    out, err = output(c.result("h_ask_name"))
+    assert (out, err) == ('{"action": "accept", "content": {"name": "Later", "age": 30}}', False)
+
+
+# ---------------------------------------------------------------- server-everything
+
+
+@pytest.mark.parametrize("which", ["ev_http", "ev_sse"])
+def test_server_everything_over_http(connect, request, which):
+    url = request.getfixturevalue(which)
+    seen = []
+    c = connect(one(url), answering('{"ok":true,"data":{"name":"Ada","check":true,"integer":7}}', seen))
+    tools = [t["remoteName"] for t in json.loads(c.tools_text())]
+    assert "trigger-elicitation-request" in tools and "trigger-url-elicitation" in tools and len(tools) == 15
+    assert output(c.result("h_echo", '{"message":"hi"}')) == ("Echo: hi", False)
+    out, err = output(c.result("h_trigger-elicitation-request"))
+    assert not err and out.startswith("✅ User provided the requested information!\nUser inputs:\n- Name: Ada\n- Agreed to terms: true\n- Favorite Integer: 7")
+    out, err = output(c.result("h_trigger-url-elicitation", '{"url":"https://example.com/auth","elicitationId":"el-1"}'))
+    assert out.startswith("✅ User completed the URL elicitation flow.\nElicitation ID: el-1\nURL: https://example.com/auth")
+    assert seen[-1]["kind"] == "authorization" and seen[-1]["url"] == "https://example.com/auth"
+
+
+def test_server_everything_decline_and_cancel(connect, ev_http):
+    for answer, text in [('{"ok":false,"reason":"declined"}', "❌ User declined to provide the requested information."),
+                         ('{"ok":false,"reason":"cancelled"}', "⚠️ User cancelled the elicitation dialog.")]:
+        c = connect(one(ev_http), answering(answer))
+        out, err = output(c.result("h_trigger-elicitation-request"))
+        assert not err and out.startswith(text), out
+
+
+# ---------------------------------------------------------------- the scripted server
+
+
+def test_headers_session_and_version(connect, scripted, monkeypatch):
+    monkeypatch.setenv("TN_TEST_TOKEN", "s3cr3t-token")
+    urllib.request.urlopen(urllib.request.Request(scripted + "/_reset", data=b"", method="POST")).read()
+    c = connect(one(scripted + "/json/mcp", headers={"Authorization": "Bearer ${TN_TEST_TOKEN}", "X-Empty": "${TN_UNSET_VAR_X}"}))
+    assert output(c.result("h_echo", '{"text":"hi"}')) == ("echo: hi", False)
+    c.disconnect()
+    log = [r for r in server_log(scripted) if r["path"].startswith("/json/")]
+    init, later = log[0], [r for r in log[1:] if r["method"] == "POST"]
+    assert json.loads(init["body"])["method"] == "initialize"
+    assert init["headers"]["accept"] == "application/json, text/event-stream"
+    assert init["headers"]["content-type"] == "application/json"
+    assert init["headers"]["authorization"] == "Bearer s3cr3t-token"
+    assert init["headers"]["x-empty"] == ""
+    assert "mcp-session-id" not in init["headers"]
+    for r in later:
+        assert r["headers"]["mcp-session-id"] and r["headers"]["mcp-protocol-version"] == "2025-11-25", r
+    assert [r["method"] for r in log][-1] == "DELETE", "disconnect ends the session"
+    assert log[-1]["headers"]["mcp-session-id"] == later[0]["headers"]["mcp-session-id"]
+
+
+def test_secrets_never_appear_in_errors(connect, scripted, monkeypatch):
+    monkeypatch.setenv("TN_TEST_TOKEN", "s3cr3t-token")
+    c = connect({"mcpServers": {
+        "bad": {"url": scripted + "/error500/mcp", "headers": {"Authorization": "Bearer ${TN_TEST_TOKEN}"}},
+        "badheader": {"url": scripted + "/json/mcp", "headers": {"X-Bad": "line\nbreak ${TN_TEST_TOKEN}"}},
+        "down": {"url": "http://127.0.0.1:1/mcp?key=${TN_TEST_TOKEN}", "headers": {"Authorization": "${TN_TEST_TOKEN}"}, "timeout": 2000},
+    }})
+    statuses = c.statuses_text()
+    assert "s3cr3t" not in statuses
+    assert "the value of `headers.X-Bad` is not a valid HTTP header value" in statuses
+    assert "cannot connect" in statuses and "http://127.0.0.1:1/mcp" in statuses
+    out, err = output(c.result("bad_echo", '{"text":"x"}'))
+    assert err and "HTTP 500" in out and "boom" in out and "s3cr3t" not in out
+
+
+def test_sse_replies_and_elicitation_on_the_call_stream(connect, scripted):
+    seen = []
+    c = connect(one(scripted + "/sse/mcp", timeout=300), tnlib.Resolver(lambda req, r: (
+        seen.append(json.loads(req)), time.sleep(0.6), tnlib.answer(r, '{"ok":true,"data":{"name":"S"}}'), 0)[-1]))
+    assert output(c.result("h_echo", '{"text":"sse"}')) == ("echo: sse", False)
+    out, err = output(c.result("h_elicit"))
+    # answered by a separate POST while the stream stayed open; SEP-1034 default filled in;
+    # the 600 ms the resolver took did not count against the 300 ms call timeout
+    assert (json.loads(out), err) == ({"action": "accept", "content": {"name": "S", "n": 7}}, False)
+    assert seen[0]["prompt"] == "Name?"
+
+
+def test_session_expiry_reinitializes_once(connect, scripted):
+    urllib.request.urlopen(urllib.request.Request(scripted + "/_reset", data=b"", method="POST")).read()
+    c = connect(one(scripted + "/expire/mcp"))
+    assert output(c.result("h_echo", '{"text":"one"}')) == ("echo: one", False)
+    assert output(c.result("h_echo", '{"text":"two"}')) == ("echo: two", False)
+    log = [r for r in server_log(scripted) if r["path"].startswith("/expire/") and r["method"] == "POST"]
+    inits = [r for r in log if r["body"] and json.loads(r["body"]).get("method") == "initialize"]
+    assert len(inits) == 2, "re-initialized after the 404"
+    assert "mcp-session-id" not in inits[1]["headers"]
+
+
+def test_stream_closed_before_result_resumes_with_last_event_id(connect, scripted):
+    urllib.request.urlopen(urllib.request.Request(scripted + "/_reset", data=b"", method="POST")).read()
+    c = connect(one(scripted + "/resume/mcp"))
+    assert output(c.result("h_echo", '{"text":"r"}')) == ("resumed: r", False)
+    gets = [r for r in server_log(scripted) if r["path"].startswith("/resume/") and r["method"] == "GET"]
+    assert any(r["headers"].get("last-event-id") == "ev-1" for r in gets), gets
+
+
+def test_legacy_only_server(connect, scripted):
+    c = connect(one(scripted + "/legacy/mcp"))
+    st = json.loads(c.statuses_text())["servers"]["h"]
+    assert st["status"] == "connected" and st["protocolVersion"] == "2024-11-05", st
+    assert output(c.result("h_echo", '{"text":"old"}')) == ("legacy echo: old", False)
+
+
+def test_stall_mid_stream_times_out(connect, scripted):
+    c = connect(one(scripted + "/stall/mcp", timeout=500))
+    t0 = time.time()
+    out, err = output(c.result("h_echo", '{"text":"x"}'))
+    assert err and "timed out" in out and time.time() - t0 < 3
+    # the server is still usable for other calls
+    out, err = output(c.result("h_echo", '{"text":"y"}'))
+    assert err and "timed out" in out
+
+
+def test_500_and_non_json_bodies_fail_the_call_not_the_host(connect, scripted):
+    c = connect({"mcpServers": {"e": {"url": scripted + "/error500/mcp"}, "n": {"url": scripted + "/notjson/mcp"}}})
+    out, err = output(c.result("e_echo", '{"text":"x"}'))
+    assert err and out.startswith("server `e`: tools/call `echo` failed: HTTP 500 Internal Server Error: boom"), out
+    out, err = output(c.result("n_echo", '{"text":"x"}'))
+    assert err and "the server's reply is not JSON" in out and "this is not json" in out, out
+
+
+def test_unreachable_and_bad_urls_fail_the_server(connect):
+    c = connect({"mcpServers": {"down": {"url": "http://127.0.0.1:1/mcp", "timeout": 2000},
+                                "ftp": {"url": "ftp://example.test/x"}, "junk": {"url": "not a url"}}})
+    st = json.loads(c.statuses_text())["servers"]
+    assert st["down"]["status"] == "failed" and "failed during `initialize`: cannot connect" in st["down"]["error"]
+    assert "`url` must be http or https" in st["ftp"]["error"]
+    assert "`url` is not a valid URL" in st["junk"]["error"]
