@@ -244,10 +244,7 @@ impl Conn {
         }
         if let Err(e) = self.send(&jsonrpc::request_text(id, method, params_json)) {
             lock(&self.pending).waiters.remove(&id);
-            if let Some(d) = self.death() {
-                return Err(d);
-            }
-            return Err(Failure::Lost(format!("cannot send `{method}`: {e}")));
+            return Err(self.send_failed(method, &e));
         }
         let clock: &PauseClock = waiter.clock.as_deref().unwrap_or(&self.pause);
         let start = clock.active();
@@ -269,6 +266,21 @@ impl Conn {
             }
             std::thread::park_timeout(timeout - elapsed);
         }
+    }
+
+    /// A write failed (a dead child's stdin): the reader is about to report why the server went
+    /// away (exit status, stderr tail), which says more than `EPIPE`; wait briefly for it, else
+    /// fail the connection with the write error, since nothing can reach the server any more.
+    fn send_failed(&self, method: &str, error: &str) -> Failure {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < deadline {
+            if let Some(d) = self.death() {
+                return d;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.fail(Failure::Lost(format!("cannot send `{method}`: {error}")));
+        self.death().unwrap_or(Failure::Closed)
     }
 
     /// Fails every pending call and every later one with `why` (first failure wins).

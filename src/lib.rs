@@ -11,6 +11,8 @@ pub mod config;
 pub mod conn;
 pub mod error;
 pub mod ffi;
+#[cfg(test)]
+mod fuzz;
 pub mod json;
 pub mod jsonrpc;
 pub mod naming;

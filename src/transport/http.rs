@@ -4,7 +4,7 @@
 //! messages go through one reader thread per connection, like stdio, so the resolver runs
 //! inline there and never blocks the async runtime.
 
-use super::{block_sigpipe_on_this_thread, Transport};
+use super::{block_sigpipe_on_this_thread, sse, Transport};
 use crate::conn::{lock, Conn, Failure, Outbound};
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
@@ -455,7 +455,7 @@ impl HttpTransport {
     /// arrived or the stream ended.
     async fn consume_sse(&self, resp: reqwest::Response, id: Option<u64>) -> StreamEnd {
         let mut end = StreamEnd::default();
-        let mut events = SseByteStream::new(resp.bytes_stream());
+        let mut events = SseByteStream::new(sse::capped(resp.bytes_stream(), self.max_bytes));
         while let Some(item) = events.next().await {
             let ev = match item {
                 Ok(ev) => ev,
@@ -471,28 +471,11 @@ impl HttpTransport {
                 end.retry = Some(r);
             }
             let Some(data) = ev.data else { continue };
-            if data.trim().is_empty() {
-                continue;
-            }
-            if data.len() > self.max_bytes {
-                end.error = Some(format!(
-                    "an event is longer than maxMessageBytes ({} bytes)",
-                    self.max_bytes
-                ));
-                break;
-            }
-            let items = match serde_json::from_str::<Value>(&data) {
-                Ok(Value::Array(items)) => items,
-                Ok(other) => vec![other],
-                Err(_) => continue,
-            };
-            for item in items {
-                if let Value::Object(obj) = item {
-                    let ours = id.is_some_and(|id| answers(&obj, id));
-                    self.inbox(Inbox::Message(obj, id));
-                    if ours {
-                        end.answered = true;
-                    }
+            for obj in sse::messages(&data) {
+                let ours = id.is_some_and(|id| answers(&obj, id));
+                self.inbox(Inbox::Message(obj, id));
+                if ours {
+                    end.answered = true;
                 }
             }
             if end.answered {
@@ -547,7 +530,7 @@ impl HttpTransport {
         let me = self.me.upgrade().ok_or("the connection is closed")?;
         let task = runtime().spawn(async move {
             let mut tx = Some(tx);
-            let mut events = SseByteStream::new(resp.bytes_stream());
+            let mut events = SseByteStream::new(sse::capped(resp.bytes_stream(), me.max_bytes));
             while let Some(Ok(ev)) = events.next().await {
                 let Some(data) = ev.data else { continue };
                 if ev.event.as_deref() == Some("endpoint") {
@@ -556,7 +539,7 @@ impl HttpTransport {
                     }
                     continue;
                 }
-                if let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(&data) {
+                for obj in sse::messages(&data) {
                     me.inbox(Inbox::Message(obj, None));
                 }
             }
@@ -622,7 +605,7 @@ impl HttpTransport {
         lock(&self.state).session = session_of(&resp);
         // The reply itself is not needed; read it so the server sees it consumed.
         if is_sse(&resp) {
-            let mut events = SseByteStream::new(resp.bytes_stream());
+            let mut events = SseByteStream::new(sse::capped(resp.bytes_stream(), self.max_bytes));
             while let Ok(Some(Ok(ev))) = tokio::time::timeout(self.timeout, events.next()).await {
                 if ev
                     .data

@@ -2,6 +2,7 @@
 //! list, call, the bridge) lives in `conn`, `session` and `client` and is written once.
 
 pub mod http;
+pub mod sse;
 pub mod stdio;
 
 pub use crate::ffi::os::block_sigpipe_on_this_thread;
