@@ -1,10 +1,10 @@
 //! One connection's core, the same for every transport (architecture principle 2): ids, the
 //! pending-call map, waking the waiting caller directly from the reader (no hop), the pause
 //! clock, and the live elicitation bridge (contract §4). A transport only moves bytes: it calls
-//! [`Conn::on_message`] for each inbound message and implements [`Outbound`].
+//! [`Conn::on_line`] for each inbound message and implements [`Outbound`].
 
 use crate::bridge::{self, Route};
-use crate::jsonrpc::{self, Inbound};
+use crate::jsonrpc::{self, Inbound, LineKind};
 use crate::responder::{self, Resolver, ResolverReturn};
 use serde_json::{Map, Value};
 use std::cell::Cell;
@@ -41,7 +41,8 @@ pub enum Failure {
     Closed,
 }
 
-type Reply = Result<Value, Failure>;
+/// A response line as the server sent it (the caller parses what it needs), or why none came.
+pub type Reply = Result<Vec<u8>, Failure>;
 
 struct Waiter {
     reply: Mutex<Option<Reply>>,
@@ -299,6 +300,17 @@ impl Conn {
         }
     }
 
+    /// [`Conn::request`] for the `result` as a JSON value (a JSON-RPC error is `Failure::Rpc`).
+    pub fn request_value(
+        &self,
+        method: &str,
+        params_json: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Value, Failure> {
+        let line = self.request(method, params_json, timeout)?;
+        jsonrpc::result_value(&line).map_err(Failure::Rpc)
+    }
+
     /// Fails one pending request (its transport could not deliver it or its answer).
     pub fn fail_request(&self, id: u64, why: Failure) {
         let waiter = lock(&self.pending).waiters.remove(&id);
@@ -307,55 +319,49 @@ impl Conn {
         }
     }
 
-    /// Files one inbound line: a response to its waiter, a server request to the bridge,
-    /// anything else ignored. Lines that are not JSON objects are counted and skipped.
+    /// Files one inbound line: a response goes to its waiter as the raw line (the hot path: only
+    /// `id` and `method` are looked at here); a server request goes to the bridge; anything
+    /// else is ignored. Lines that are not JSON objects are counted and skipped (§5).
     pub fn on_line(self: &Arc<Self>, line: &[u8]) {
-        match serde_json::from_slice::<Value>(line) {
-            Ok(Value::Object(obj)) => self.on_message(obj),
-            _ => {
+        self.on_line_carried(line, None);
+    }
+
+    /// [`Conn::on_line`] for a message that arrived on the stream of request `carrier` (HTTP):
+    /// an elicitation there pauses that call's timer only.
+    pub fn on_line_carried(self: &Arc<Self>, line: &[u8], carrier: Option<u64>) {
+        match jsonrpc::line_kind(line) {
+            LineKind::Response(id) => {
+                let waiter = lock(&self.pending).waiters.remove(&id);
+                if let Some(w) = waiter {
+                    w.complete(Ok(line.to_vec()));
+                }
+            }
+            LineKind::Message => match serde_json::from_slice::<Value>(line) {
+                Ok(Value::Object(obj)) => self.on_message(obj, carrier),
+                _ => {
+                    self.skipped.fetch_add(1, Ordering::Relaxed);
+                }
+            },
+            LineKind::Other => {}
+            LineKind::Invalid => {
                 self.skipped.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
 
-    /// Files one inbound message (classified by `method` first, §4).
-    pub fn on_message(self: &Arc<Self>, obj: Map<String, Value>) {
-        self.on_message_carried(obj, None);
-    }
-
-    /// [`Conn::on_message`] for a message that arrived on the stream of request `carrier`
-    /// (HTTP): an elicitation there pauses that call's timer only.
-    pub fn on_message_carried(self: &Arc<Self>, mut obj: Map<String, Value>, carrier: Option<u64>) {
-        let response_id = match jsonrpc::classify_object(&obj) {
-            Inbound::Response { id } => jsonrpc::our_id(id),
-            Inbound::Request { id, method, params } => {
-                let id = id.clone();
-                let route = bridge::route(&id, method, params, self.bridge.is_some());
-                match route {
-                    Route::Reply(frame) => {
-                        let _ = self.send(&crate::json::to_text(&frame));
-                    }
-                    Route::Elicit(p) => {
-                        let params = p.into_owned();
-                        self.elicit(id, params, carrier);
-                    }
+    /// A server request (to the bridge) or a notification (ignored), classified by `method`.
+    fn on_message(self: &Arc<Self>, obj: Map<String, Value>, carrier: Option<u64>) {
+        if let Inbound::Request { id, method, params } = jsonrpc::classify_object(&obj) {
+            let id = id.clone();
+            match bridge::route(&id, method, params, self.bridge.is_some()) {
+                Route::Reply(frame) => {
+                    let _ = self.send(&crate::json::to_text(&frame));
                 }
-                return;
+                Route::Elicit(p) => {
+                    let params = p.into_owned();
+                    self.elicit(id, params, carrier);
+                }
             }
-            Inbound::Notification { .. } => return,
-            Inbound::Other => {
-                self.skipped.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
-        };
-        let Some(id) = response_id else { return };
-        let waiter = lock(&self.pending).waiters.remove(&id);
-        if let Some(w) = waiter {
-            let reply = match obj.remove("result") {
-                Some(r) => Ok(r),
-                None => Err(Failure::Rpc(obj.remove("error").unwrap_or(Value::Null))),
-            };
-            w.complete(reply);
         }
     }
 

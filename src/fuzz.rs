@@ -317,7 +317,11 @@ fn fuzz_sse_parsing() {
                 if let Some(d) = ev.data {
                     assert!(d.len() <= max, "an event beyond the cap got through");
                     for m in crate::transport::sse::messages(&d) {
-                        assert_json(&crate::json::to_text(&serde_json::Value::Object(m)), "sse");
+                        assert_ne!(
+                            crate::jsonrpc::line_kind(m.as_bytes()),
+                            crate::jsonrpc::LineKind::Invalid,
+                            "sse passed on a message the reader rejects: {m}"
+                        );
                     }
                 }
             }
@@ -335,7 +339,21 @@ fn fuzz_result_shaping() {
     ];
     fuzz("shape", &seeds, |input| {
         if let Ok(v) = serde_json::from_slice::<serde_json::Value>(input) {
-            assert_json(&crate::shape::tool_result(&v), "tool_result");
+            let slow = crate::shape::tool_result(&v);
+            assert_json(&slow, "tool_result");
+            // the borrowed fast path must agree with the value path
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{}}}"#,
+                String::from_utf8_lossy(input)
+            );
+            if let Ok(fast) = crate::shape::from_response(line.as_bytes()) {
+                assert_eq!(
+                    fast,
+                    slow,
+                    "fast and slow shaping differ on {:?}",
+                    String::from_utf8_lossy(input)
+                );
+            }
         }
     });
 }

@@ -2,7 +2,55 @@
 //! their own requests and may reuse our ids) and building reply frames.
 
 use crate::error::{Error, Result};
+use serde::Deserialize;
 use serde_json::{Map, Value};
+
+/// What a raw line is, from its top-level `id` and `method` ([`crate::scan`]).
+#[derive(Debug, PartialEq)]
+pub enum LineKind {
+    /// A response to our request with this (numeric) id.
+    Response(u64),
+    /// A server request or notification: parsed in full by the slow path.
+    Message,
+    /// A response to an id we never issue, or anything else: ignored.
+    Other,
+    /// Not a JSON object.
+    Invalid,
+}
+
+/// Classifies one raw line (by `method` first, then `id`) without parsing it: the reader's
+/// hot path. A response's line goes to its caller, whose parse is strict.
+pub fn line_kind(line: &[u8]) -> LineKind {
+    let Some(top) = crate::scan::top_level(line) else {
+        return LineKind::Invalid;
+    };
+    match (top.method, top.id) {
+        (Some(m), _) if m.first() == Some(&b'"') => LineKind::Message,
+        (None, Some(id)) => std::str::from_utf8(id)
+            .ok()
+            .and_then(|t| t.parse::<u64>().ok())
+            .map_or(LineKind::Other, LineKind::Response),
+        _ => LineKind::Other,
+    }
+}
+
+/// The `result` of a response line, or its `error` object as the Err.
+pub fn result_value(line: &[u8]) -> std::result::Result<Value, Value> {
+    #[derive(Deserialize)]
+    struct Reply {
+        #[serde(default)]
+        result: Option<Value>,
+        #[serde(default)]
+        error: Option<Value>,
+    }
+    match serde_json::from_slice::<Reply>(line) {
+        Ok(Reply {
+            result: Some(r), ..
+        }) => Ok(r),
+        Ok(Reply { error, .. }) => Err(error.unwrap_or(Value::Null)),
+        Err(e) => Err(Value::String(format!("the response is not valid: {e}"))),
+    }
+}
 
 /// What one inbound message is.
 #[derive(Debug, PartialEq)]
@@ -102,10 +150,37 @@ pub fn notification_text(method: &str, params_json: Option<&str>) -> String {
     s
 }
 
-/// Appends `v` as a JSON string literal.
+/// Appends `v` as a JSON string literal, escaped exactly as serde_json escapes (`"`, `\\`,
+/// `\b \f \n \r \t`, other control characters as `\u00xx`; everything else raw UTF-8).
 pub fn push_json_string(out: &mut String, v: &str) {
-    // A str always serialises.
-    out.push_str(&serde_json::to_string(v).unwrap_or_default());
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(v.len() + 2);
+    out.push('"');
+    let mut start = 0;
+    for (i, b) in v.bytes().enumerate() {
+        let esc: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&v[start..i]);
+        if esc.is_empty() {
+            out.push_str("\\u00");
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 0xf) as usize] as char);
+        } else {
+            out.push_str(esc);
+        }
+        start = i + 1;
+    }
+    out.push_str(&v[start..]);
+    out.push('"');
 }
 
 fn itoa_u64(n: u64) -> String {
@@ -151,6 +226,44 @@ mod tests {
         let v = parse(r#"{"id":3,"result":{}}"#, "m").unwrap();
         assert!(matches!(classify(&v).unwrap(), Inbound::Response { .. }));
         assert!(classify(&parse("[]", "m").unwrap()).is_err());
+    }
+
+    #[test]
+    fn strings_escape_like_serde_json() {
+        for s in [
+            "plain",
+            "q\"b\\s",
+            "\n\r\t\u{8}\u{c}\u{0}\u{1f}\u{7f}",
+            "é😀\u{2028}",
+            "",
+        ] {
+            let mut out = String::new();
+            push_json_string(&mut out, s);
+            assert_eq!(out, serde_json::to_string(s).unwrap());
+        }
+    }
+
+    #[test]
+    fn raw_lines() {
+        assert_eq!(
+            line_kind(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
+            LineKind::Response(7)
+        );
+        assert_eq!(line_kind(br#"{"id":7,"method":"ping"}"#), LineKind::Message);
+        assert_eq!(line_kind(br#"{"method":"x"}"#), LineKind::Message);
+        assert_eq!(line_kind(br#"{"id":"s","result":{}}"#), LineKind::Other);
+        assert_eq!(line_kind(br#"{"id":null,"result":{}}"#), LineKind::Other);
+        assert_eq!(line_kind(br#"{"id":1,"method":5}"#), LineKind::Other);
+        assert_eq!(line_kind(b"[1,2]"), LineKind::Invalid);
+        assert_eq!(line_kind(b"{nope"), LineKind::Invalid);
+        assert_eq!(
+            result_value(br#"{"id":1,"result":{"a":1}}"#).unwrap()["a"],
+            1
+        );
+        assert_eq!(
+            result_value(br#"{"id":1,"error":{"code":-1}}"#).unwrap_err()["code"],
+            -1
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod json;
 pub mod jsonrpc;
 pub mod naming;
 pub mod responder;
+pub mod scan;
 pub mod sep1034;
 pub mod session;
 pub mod shape;

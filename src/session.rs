@@ -30,6 +30,7 @@ pub struct Failed {
 /// Renders a request failure for humans (never includes header values).
 pub fn describe(f: &Failure, spec: &ServerSpec) -> String {
     match f {
+        Failure::Rpc(Value::String(why)) => why.clone(),
         Failure::Rpc(e) => {
             let code = e.get("code").map(crate::json::to_text).unwrap_or_default();
             let msg = e.get("message").and_then(Value::as_str).unwrap_or("");
@@ -114,7 +115,7 @@ impl Session {
         let spec = &self.spec;
         let init = self
             .conn
-            .request(
+            .request_value(
                 "initialize",
                 Some(&initialize_params(with_resolver)),
                 spec.timeout,
@@ -158,7 +159,7 @@ impl Session {
             });
             let page = self
                 .conn
-                .request("tools/list", params.as_deref(), spec.timeout)
+                .request_value("tools/list", params.as_deref(), spec.timeout)
                 .map_err(|f| phase_error(spec, "tools/list", &describe(&f, spec)))?;
             if let Some(Value::Array(items)) = page.get("tools") {
                 tools.extend(items.iter().filter_map(|t| t.as_object().cloned()));
@@ -183,11 +184,12 @@ impl Session {
         params.push_str(r#","arguments":"#);
         params.push_str(args_json);
         params.push('}');
-        match self
+        let reply = self
             .conn
             .request("tools/call", Some(&params), self.spec.timeout)
-        {
-            Ok(result) => Ok(crate::shape::tool_result(&result)),
+            .and_then(|line| crate::shape::from_response(&line).map_err(Failure::Rpc));
+        match reply {
+            Ok(result) => Ok(result),
             Err(Failure::Closed) => Err(Failure::Closed),
             Err(f) => {
                 if let Failure::Timeout(id) = f {

@@ -2,7 +2,84 @@
 //! parts are never lost: they ride in `metadata.parts`, and are described in `output` when it
 //! would otherwise be empty.
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+#[derive(Deserialize)]
+struct Response<'a> {
+    #[serde(borrow, default)]
+    result: Option<Common<'a>>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// The common shape of a `tools/call` result, borrowed from the line in one pass. Anything
+/// else (a non-text part, structured content, odd types) fails this parse or [`Common::shape`]
+/// and takes the value path instead, which gives the same ToolResult.
+#[derive(Deserialize)]
+struct Common<'a> {
+    #[serde(borrow, default)]
+    content: Vec<Part<'a>>,
+    #[serde(rename = "isError", default)]
+    is_error: Option<bool>,
+    #[serde(rename = "structuredContent", borrow, default)]
+    structured: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Part<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+}
+
+impl Common<'_> {
+    fn shape(&self) -> Option<String> {
+        if self.structured.is_some_and(|s| s.get() != "null") {
+            return None;
+        }
+        let mut texts: Vec<&str> = Vec::with_capacity(self.content.len());
+        for p in &self.content {
+            match (&p.kind, &p.text) {
+                (Some(k), Some(t)) if k == "text" => texts.push(t),
+                _ => return None,
+            }
+        }
+        let is_error = self.is_error == Some(true);
+        let output = if is_error {
+            texts.retain(|t| !t.trim().is_empty());
+            if texts.is_empty() {
+                return None;
+            }
+            texts.join("\n\n")
+        } else {
+            texts.join("\n")
+        };
+        Some(render(&output, is_error, None))
+    }
+}
+
+/// A `tools/call` response line → ToolResult JSON text, or the JSON-RPC error object. The
+/// common case is shaped in one borrowed pass over the line; the rest through [`tool_result`].
+pub fn from_response(line: &[u8]) -> Result<String, Value> {
+    if let Ok(r) = serde_json::from_slice::<Response<'_>>(line) {
+        match &r.result {
+            Some(common) => {
+                if let Some(out) = common.shape() {
+                    return Ok(out);
+                }
+            }
+            None => return Err(r.error.unwrap_or(Value::Null)),
+        }
+    }
+    match crate::jsonrpc::result_value(line) {
+        Ok(v) => Ok(tool_result(&v)),
+        Err(e) => Err(e),
+    }
+}
 
 /// Shapes a successful JSON-RPC `result` of `tools/call` into ToolResult JSON text.
 pub fn tool_result(result: &Value) -> String {
@@ -64,7 +141,8 @@ pub fn failure(message: &str) -> String {
 }
 
 fn render(output: &str, is_error: bool, metadata: Option<Value>) -> String {
-    let mut s = String::with_capacity(output.len() + 40);
+    // +1 leaves room for the NUL the C string adds, so handing it out does not reallocate.
+    let mut s = String::with_capacity(output.len() + 48);
     s.push_str("{\"output\":");
     crate::jsonrpc::push_json_string(&mut s, output);
     s.push_str(if is_error {
@@ -118,6 +196,33 @@ mod tests {
 
     fn shape(t: &str) -> String {
         tool_result(&parse(t, "r").unwrap())
+    }
+
+    /// The borrowed fast path and the value path agree on every shape.
+    #[test]
+    fn fast_path_matches_value_path() {
+        let results = [
+            r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b\u00e9\n"}]}"#,
+            r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":" "}],"isError":true}"#,
+            r#"{"content":[{"type":"text","text":" "}],"isError":true}"#,
+            r#"{"content":[],"isError":true}"#,
+            r#"{"content":[]}"#,
+            r#"{}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"structuredContent":{"b":1.50,"a":1E2}}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"structuredContent":null}"#,
+            r#"{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]}"#,
+            r#"{"content":"nope","isError":"yes"}"#,
+            r#"{"content":[{"type":"text","text":5}]}"#,
+        ];
+        for r in results {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{r}}}"#);
+            let fast = from_response(line.as_bytes()).unwrap();
+            let slow = tool_result(&parse(r, "r").unwrap());
+            assert_eq!(fast, slow, "{r}");
+        }
+        let err =
+            from_response(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#);
+        assert_eq!(err.unwrap_err()["code"], -32602);
     }
 
     #[test]

@@ -30,10 +30,22 @@ pub fn block_sigpipe_on_this_thread() {
     SIGPIPE_BLOCKED.with(|b| b.set(true));
 }
 
-fn write_loop(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
-    while !buf.is_empty() {
-        // SAFETY: `buf` is a valid readable slice; `fd` is an open descriptor the caller owns.
-        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+/// Writes `a` then `b` (a message and its newline) with as few `writev` calls as it takes.
+fn write_loop(fd: RawFd, mut a: &[u8], mut b: &[u8]) -> io::Result<()> {
+    while !a.is_empty() || !b.is_empty() {
+        let iov = [
+            libc::iovec {
+                iov_base: a.as_ptr() as *mut libc::c_void,
+                iov_len: a.len(),
+            },
+            libc::iovec {
+                iov_base: b.as_ptr() as *mut libc::c_void,
+                iov_len: b.len(),
+            },
+        ];
+        // SAFETY: both iovecs describe valid readable slices; `fd` is an open descriptor the
+        // caller owns.
+        let n = unsafe { libc::writev(fd, iov.as_ptr(), 2) };
         if n < 0 {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::Interrupted {
@@ -41,24 +53,28 @@ fn write_loop(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
             }
             return Err(e);
         }
-        buf = &buf[n as usize..];
+        let mut n = n as usize;
+        let from_a = n.min(a.len());
+        a = &a[from_a..];
+        n -= from_a;
+        b = &b[n.min(b.len())..];
     }
     Ok(())
 }
 
-/// Writes all of `buf` to `fd` so that a dead reader is an `EPIPE` error, never a SIGPIPE that
-/// kills the host: on a host thread SIGPIPE is blocked for the write, a pending one is
-/// consumed, and the mask is restored.
-pub fn write_all_no_sigpipe(fd: RawFd, buf: &[u8]) -> io::Result<()> {
+/// Writes all of `buf` and then `tail` to `fd` so that a dead reader is an `EPIPE` error,
+/// never a SIGPIPE that kills the host: on a host thread SIGPIPE is blocked for the write, a
+/// pending one is consumed, and the mask is restored.
+pub fn write_all_no_sigpipe(fd: RawFd, buf: &[u8], tail: &[u8]) -> io::Result<()> {
     if SIGPIPE_BLOCKED.with(Cell::get) {
-        return write_loop(fd, buf);
+        return write_loop(fd, buf, tail);
     }
     let set = sigpipe_set();
     // SAFETY: sigset_t is plain data, filled by pthread_sigmask below.
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: valid set pointers.
     unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) };
-    let r = write_loop(fd, buf);
+    let r = write_loop(fd, buf, tail);
     if matches!(&r, Err(e) if e.raw_os_error() == Some(libc::EPIPE)) {
         // SAFETY: `old` was filled by pthread_sigmask.
         let was_blocked = unsafe { libc::sigismember(&old, libc::SIGPIPE) } == 1;

@@ -9,7 +9,7 @@ use crate::conn::{lock, Conn, Failure, Outbound};
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{StatusCode, Url};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sse_stream::SseByteStream;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,8 +42,8 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 
 /// What the reader thread is handed.
 enum Inbox {
-    /// A message, and the request whose stream carried it.
-    Message(Map<String, Value>, Option<u64>),
+    /// A message (JSON text), and the request whose stream carried it.
+    Message(String, Option<u64>),
     FailOne(u64, Failure),
     FailAll(Failure),
 }
@@ -180,7 +180,9 @@ pub fn connect(
             block_sigpipe_on_this_thread();
             for item in rx {
                 match item {
-                    Inbox::Message(obj, carrier) => reader_conn.on_message_carried(obj, carrier),
+                    Inbox::Message(text, carrier) => {
+                        reader_conn.on_line_carried(text.as_bytes(), carrier)
+                    }
                     Inbox::FailOne(id, f) => reader_conn.fail_request(id, f),
                     Inbox::FailAll(f) => reader_conn.fail(f),
                 }
@@ -232,9 +234,9 @@ impl Outbound for HttpTransport {
     }
 }
 
-/// Whether `obj` is the response to our request `id`.
-fn answers(obj: &Map<String, Value>, id: u64) -> bool {
-    !obj.contains_key("method") && obj.get("id").and_then(Value::as_u64) == Some(id)
+/// Whether the message `text` is the response to our request `id`.
+fn answers(text: &str, id: u64) -> bool {
+    crate::jsonrpc::line_kind(text.as_bytes()) == crate::jsonrpc::LineKind::Response(id)
 }
 
 impl HttpTransport {
@@ -361,18 +363,16 @@ impl HttpTransport {
         if text.trim().is_empty() {
             return Err("the server sent an empty reply to a request".into());
         }
-        let v: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| format!("the server's reply is not JSON ({e}): {}", cut(&text, 200)))?;
+        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+            return Err(format!(
+                "the server's reply is not JSON ({e}): {}",
+                cut(&text, 200)
+            ));
+        }
         let mut answered = false;
-        let items = match v {
-            Value::Array(items) => items,
-            other => vec![other],
-        };
-        for item in items {
-            if let Value::Object(obj) = item {
-                answered |= answers(&obj, id);
-                self.inbox(Inbox::Message(obj, Some(id)));
-            }
+        for msg in sse::messages(&text) {
+            answered |= answers(&msg, id);
+            self.inbox(Inbox::Message(msg, Some(id)));
         }
         if answered {
             Ok(())
@@ -471,9 +471,9 @@ impl HttpTransport {
                 end.retry = Some(r);
             }
             let Some(data) = ev.data else { continue };
-            for obj in sse::messages(&data) {
-                let ours = id.is_some_and(|id| answers(&obj, id));
-                self.inbox(Inbox::Message(obj, id));
+            for msg in sse::messages(&data) {
+                let ours = id.is_some_and(|id| answers(&msg, id));
+                self.inbox(Inbox::Message(msg, id));
                 if ours {
                     end.answered = true;
                 }
@@ -539,8 +539,8 @@ impl HttpTransport {
                     }
                     continue;
                 }
-                for obj in sse::messages(&data) {
-                    me.inbox(Inbox::Message(obj, None));
+                for msg in sse::messages(&data) {
+                    me.inbox(Inbox::Message(msg, None));
                 }
             }
             if !me.closed.load(Ordering::Acquire) {

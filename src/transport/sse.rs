@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
 
 /// Counts the bytes of the event being received (since the last blank line); CR, LF and CRLF
 /// all end a line, as in the SSE grammar.
@@ -78,21 +78,32 @@ where
         .filter_map(std::future::ready)
 }
 
-/// The JSON-RPC messages in one event's data: one object, or a batch array of them. Data that
-/// is not JSON, and items that are not objects, are skipped.
-pub fn messages(data: &str) -> Vec<Map<String, Value>> {
-    let items = match serde_json::from_str::<Value>(data) {
-        Ok(Value::Array(items)) => items,
-        Ok(other) => vec![other],
-        Err(_) => return Vec::new(),
-    };
-    items
-        .into_iter()
-        .filter_map(|v| match v {
-            Value::Object(o) => Some(o),
-            _ => None,
-        })
-        .collect()
+/// The JSON-RPC messages in some JSON text (an event's data, a reply body): one object, or a
+/// batch array of them, each as its own text. Text that is not JSON, and items that are not
+/// objects, are skipped.
+pub fn messages(data: &str) -> Vec<String> {
+    let data = data.trim();
+    if data.starts_with('[') {
+        return match serde_json::from_str::<Vec<&RawValue>>(data) {
+            Ok(items) => items
+                .into_iter()
+                .map(RawValue::get)
+                .filter(|t| readable(t))
+                .map(str::to_string)
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+    }
+    if readable(data) {
+        vec![data.to_string()]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Whether the connection's reader will take `text` as a message (the same check it applies).
+fn readable(text: &str) -> bool {
+    crate::jsonrpc::line_kind(text.as_bytes()) != crate::jsonrpc::LineKind::Invalid
 }
 
 #[cfg(test)]
@@ -102,8 +113,8 @@ mod tests {
     #[test]
     fn cap_counts_one_event() {
         let mut c = EventCap::default();
-        assert!(c.feed(b"data: 12345\r\n\r\ndata: 1234", 10).is_ok());
-        assert!(c.feed(b"5678", 10).is_err());
+        assert!(c.feed(b"data: 123456\r\n\r\ndata: 1234", 12).is_ok());
+        assert!(c.feed(b"5678", 12).is_err());
         let mut c = EventCap::default();
         assert!(c.feed(b"data: 1\n\ndata: 2\n\ndata: 3\n\n", 8).is_ok());
     }

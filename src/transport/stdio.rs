@@ -72,14 +72,11 @@ pub struct StdioTransport {
 
 impl Outbound for StdioTransport {
     fn send(&self, message: &str) -> Result<(), String> {
-        let mut line = Vec::with_capacity(message.len() + 1);
-        line.extend_from_slice(message.as_bytes());
-        line.push(b'\n');
         let guard = lock(&self.stdin);
         let Some(stdin) = guard.as_ref() else {
             return Err("stdin is closed".into());
         };
-        os::write_all_no_sigpipe(stdin.as_raw_fd(), &line)
+        os::write_all_no_sigpipe(stdin.as_raw_fd(), message.as_bytes(), b"\n")
             .map_err(|e| format!("writing to the server failed: {e}"))
     }
 }

@@ -222,3 +222,97 @@ class Resolver:
     def unpin(self):
         with _pinned_lock:
             _pinned.discard(self)
+
+
+# ---------------------------------------------------------------- a client wrapper (tests)
+
+
+class ConnectError(Exception):
+    """tn_connect returned an error: .status and .message (tn_last_error_message)."""
+
+    def __init__(self, status, message):
+        super().__init__("tn_connect: %d %s" % (status, message))
+        self.status = status
+        self.message = message
+
+
+def connect_raw(config):
+    """tn_connect(config, NULL, NULL, &client) -> (status, handle or None, last error or None).
+
+    Checks the out-pointer convention (NULL on entry, set only on success)."""
+    out = c_void_p(_SENTINEL)
+    status = lib().tn_connect(_arg(config), None, None, byref(out))
+    msg = last_error() if status != TN_OK else None
+    if out.value == _SENTINEL:
+        raise ContractError("tn_connect returned %d but did not set *client_out to NULL on entry" % status)
+    if status != TN_OK and out.value is not None:
+        raise ContractError("tn_connect returned %d but set *client_out" % status)
+    return status, out.value, msg
+
+
+class Client:
+    """A tn_client from tn_connect. `config` is JSON text, or an object turned into JSON.
+
+    The resolver (a Resolver or None) is kept referenced by this object for as long as it
+    lives, so its CFUNCTYPE object outlives the client. disconnect() is idempotent on the
+    Python side (tn_disconnect is called once); use `with Client(...) as c:` or close().
+    """
+
+    def __init__(self, config, resolver=None):
+        import json
+
+        if not isinstance(config, (str, bytes)):
+            config = json.dumps(config)
+        self.config = config
+        self.resolver = resolver
+        out = c_void_p(_SENTINEL)
+        status = lib().tn_connect(_arg(config), resolver, None, byref(out))
+        if status != TN_OK:
+            raise ConnectError(status, last_error())
+        if out.value in (None, _SENTINEL):
+            raise ContractError("tn_connect returned TN_OK without a client")
+        self.handle = out.value
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def call(self, name, args=None):
+        """tn_call_tool -> (status, text): the ToolResult JSON text on TN_OK, else the
+        thread's last error message (read right after the call)."""
+        status, out = call_out(lib().tn_call_tool, self.handle, name, args)
+        if status == TN_OK:
+            return status, out.decode("utf-8")
+        return status, last_error() or ""
+
+    def result(self, name, args=None):
+        """tn_call_tool that must return TN_OK: the ToolResult JSON text."""
+        status, text = self.call(name, args)
+        if status != TN_OK:
+            raise AssertionError("tn_call_tool(%s) -> %d: %s" % (name, status, text))
+        return text
+
+    def tools_text(self):
+        status, out = call_out(lib().tn_list_tools, self.handle)
+        if status != TN_OK:
+            raise AssertionError("tn_list_tools -> %d: %s" % (status, last_error()))
+        return out.decode("utf-8")
+
+    def statuses_text(self):
+        status, out = call_out(lib().tn_server_statuses, self.handle)
+        if status != TN_OK:
+            raise AssertionError("tn_server_statuses -> %d: %s" % (status, last_error()))
+        return out.decode("utf-8")
+
+    def disconnect(self):
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        lib().tn_disconnect(self.handle)
+
+    close = disconnect
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.disconnect()
