@@ -127,6 +127,7 @@ impl Client {
             };
             let filter = session.spec.tools.clone();
             let server_name = self.servers[idx].name.clone();
+            let mut listed_here = std::collections::HashSet::new();
             for t in tools {
                 let Some(remote) = t.get("name").and_then(Value::as_str).map(str::to_string) else {
                     self.servers[idx]
@@ -134,7 +135,8 @@ impl Client {
                         .push("a listed tool has no string `name`; skipped".into());
                     continue;
                 };
-                if !filter.allows(&remote) {
+                // A server that lists a tool twice (a repeated page) means it once.
+                if !filter.allows(&remote) || !listed_here.insert(remote.clone()) {
                     continue;
                 }
                 let host = crate::naming::tool_name(&server_name, &remote);
@@ -292,7 +294,7 @@ impl Client {
     pub fn close_finish(&self) {
         std::thread::scope(|scope| {
             for s in self.sessions() {
-                scope.spawn(move || s.transport.shutdown());
+                scope.spawn(move || s.transport.shutdown(crate::transport::DISCONNECT_GRACE));
             }
         });
     }

@@ -41,8 +41,9 @@ pub enum Failure {
     Closed,
 }
 
-/// A response line as the server sent it (the caller parses what it needs), or why none came.
-pub type Reply = Result<Vec<u8>, Failure>;
+/// A response line as the server sent it, checked to be UTF-8 JSON (the caller parses what it
+/// needs), or why none came.
+pub type Reply = Result<String, Failure>;
 
 struct Waiter {
     reply: Mutex<Option<Reply>>,
@@ -331,9 +332,18 @@ impl Conn {
     pub fn on_line_carried(self: &Arc<Self>, line: &[u8], carrier: Option<u64>) {
         match jsonrpc::line_kind(line) {
             LineKind::Response(id) => {
+                // Strict before it is filed (§5): a line that is not UTF-8 JSON is skipped and
+                // counted, even when its outline names one of our ids.
+                let text = match std::str::from_utf8(line) {
+                    Ok(t) if serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok() => t,
+                    _ => {
+                        self.skipped.fetch_add(1, Ordering::Relaxed);
+                        return;
+                    }
+                };
                 let waiter = lock(&self.pending).waiters.remove(&id);
                 if let Some(w) = waiter {
-                    w.complete(Ok(line.to_vec()));
+                    w.complete(Ok(text.to_string()));
                 }
             }
             LineKind::Message => match serde_json::from_slice::<Value>(line) {

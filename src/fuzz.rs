@@ -346,7 +346,7 @@ fn fuzz_result_shaping() {
                 r#"{{"jsonrpc":"2.0","id":1,"result":{}}}"#,
                 String::from_utf8_lossy(input)
             );
-            if let Ok(fast) = crate::shape::from_response(line.as_bytes()) {
+            if let Ok(fast) = crate::shape::from_response(&line) {
                 assert_eq!(
                     fast,
                     slow,

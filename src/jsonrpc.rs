@@ -35,7 +35,7 @@ pub fn line_kind(line: &[u8]) -> LineKind {
 }
 
 /// The `result` of a response line, or its `error` object as the Err.
-pub fn result_value(line: &[u8]) -> std::result::Result<Value, Value> {
+pub fn result_value(line: &str) -> std::result::Result<Value, Value> {
     #[derive(Deserialize)]
     struct Reply {
         #[serde(default)]
@@ -43,7 +43,7 @@ pub fn result_value(line: &[u8]) -> std::result::Result<Value, Value> {
         #[serde(default)]
         error: Option<Value>,
     }
-    match serde_json::from_slice::<Reply>(line) {
+    match serde_json::from_str::<Reply>(line) {
         Ok(Reply {
             result: Some(r), ..
         }) => Ok(r),
@@ -257,11 +257,11 @@ mod tests {
         assert_eq!(line_kind(b"[1,2]"), LineKind::Invalid);
         assert_eq!(line_kind(b"{nope"), LineKind::Invalid);
         assert_eq!(
-            result_value(br#"{"id":1,"result":{"a":1}}"#).unwrap()["a"],
+            result_value(r#"{"id":1,"result":{"a":1}}"#).unwrap()["a"],
             1
         );
         assert_eq!(
-            result_value(br#"{"id":1,"error":{"code":-1}}"#).unwrap_err()["code"],
+            result_value(r#"{"id":1,"error":{"code":-1}}"#).unwrap_err()["code"],
             -1
         );
     }

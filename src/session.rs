@@ -104,7 +104,9 @@ pub fn open(
         )),
         Err(f) => {
             session.conn.fail(Failure::Closed);
-            session.transport.shutdown();
+            session
+                .transport
+                .shutdown(crate::transport::FAILED_START_GRACE);
             Err(f)
         }
     }

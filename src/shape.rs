@@ -64,8 +64,8 @@ impl Common<'_> {
 
 /// A `tools/call` response line → ToolResult JSON text, or the JSON-RPC error object. The
 /// common case is shaped in one borrowed pass over the line; the rest through [`tool_result`].
-pub fn from_response(line: &[u8]) -> Result<String, Value> {
-    if let Ok(r) = serde_json::from_slice::<Response<'_>>(line) {
+pub fn from_response(line: &str) -> Result<String, Value> {
+    if let Ok(r) = serde_json::from_str::<Response<'_>>(line) {
         match &r.result {
             Some(common) => {
                 if let Some(out) = common.shape() {
@@ -216,12 +216,12 @@ mod tests {
         ];
         for r in results {
             let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{r}}}"#);
-            let fast = from_response(line.as_bytes()).unwrap();
+            let fast = from_response(&line).unwrap();
             let slow = tool_result(&parse(r, "r").unwrap());
             assert_eq!(fast, slow, "{r}");
         }
         let err =
-            from_response(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#);
+            from_response(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#);
         assert_eq!(err.unwrap_err()["code"], -32602);
     }
 

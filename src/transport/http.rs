@@ -459,6 +459,10 @@ impl HttpTransport {
         while let Some(item) = events.next().await {
             let ev = match item {
                 Ok(ev) => ev,
+                Err(sse_stream::Error::Body(inner)) => {
+                    end.error = Some(inner.to_string());
+                    break;
+                }
                 Err(e) => {
                     end.error = Some(e.to_string());
                     break;
@@ -677,7 +681,7 @@ async fn snippet(resp: reqwest::Response) -> String {
 }
 
 impl Transport for HttpTransport {
-    fn shutdown(&self) {
+    fn shutdown(&self, _grace: Duration) {
         if self.closed.swap(true, Ordering::AcqRel) {
             return;
         }

@@ -7,11 +7,16 @@ pub mod stdio;
 
 pub use crate::ffi::os::block_sigpipe_on_this_thread;
 
+/// How long `tn_disconnect` lets a child exit on its own after stdin closes (§3).
+pub const DISCONNECT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+/// The same for a server that failed to start: it serves nobody, so it is not waited on long.
+pub const FAILED_START_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// What every transport offers besides sending (which is [`crate::conn::Outbound`]).
 pub trait Transport: Send + Sync {
-    /// Ends the connection, bounded (§3): for stdio close stdin, wait, SIGTERM, SIGKILL the
-    /// process group, reap; for HTTP end the session.
-    fn shutdown(&self);
+    /// Ends the connection, bounded (§3): for stdio close stdin, wait up to `grace` for the
+    /// child to exit, then SIGTERM, SIGKILL the process group, reap; for HTTP end the session.
+    fn shutdown(&self, grace: std::time::Duration);
     /// Diagnostics for failure messages (a stdio child's stderr tail), possibly empty.
     fn diagnostics(&self) -> String;
     /// The protocol version `initialize` settled on (HTTP sends it on every later request).

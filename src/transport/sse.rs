@@ -42,6 +42,18 @@ impl EventCap {
     }
 }
 
+/// The innermost cause of an error ("Connection reset by peer (os error 104)" rather than
+/// "error decoding response body"): what a person needs to know.
+pub fn root_cause(e: &dyn std::error::Error) -> String {
+    let mut last = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        last = s.to_string();
+        source = s.source();
+    }
+    last
+}
+
 /// Why a capped byte stream ended early.
 #[derive(Debug)]
 pub struct StreamError(pub String);
@@ -58,7 +70,7 @@ impl std::error::Error for StreamError {}
 pub fn capped<S, E>(stream: S, max: usize) -> impl Stream<Item = Result<Bytes, StreamError>>
 where
     S: Stream<Item = Result<Bytes, E>>,
-    E: std::fmt::Display,
+    E: std::error::Error,
 {
     let mut cap = EventCap::default();
     let mut failed = false;
@@ -69,7 +81,7 @@ where
             }
             let r = match item {
                 Ok(chunk) => cap.feed(&chunk, max).map(|_| chunk).map_err(StreamError),
-                Err(e) => Err(StreamError(e.to_string())),
+                Err(e) => Err(StreamError(root_cause(&e))),
             };
             failed = r.is_err();
             Some(r)

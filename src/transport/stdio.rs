@@ -272,12 +272,12 @@ fn group_members(pgid: i32) -> usize {
 }
 
 impl Transport for StdioTransport {
-    fn shutdown(&self) {
+    fn shutdown(&self, grace: Duration) {
         // A writer blocked on a full pipe holds the lock; then the signals below unblock it.
         if let Ok(mut g) = self.stdin.try_lock() {
             g.take();
         }
-        if !self.wait_exit(Duration::from_secs(2)) {
+        if !self.wait_exit(grace) {
             os::signal_group(self.pid, os::SIGTERM);
             if !self.wait_exit(Duration::from_secs(1)) {
                 os::signal_group(self.pid, os::SIGKILL);

@@ -12,12 +12,24 @@ Each scenario lives under its own path prefix, http://127.0.0.1:PORT/<scenario>/
   stall     tools/call answers SSE headers and then nothing
   error500  tools/call → HTTP 500 "boom"
   notjson   tools/call → 200 application/json "this is not json"
+  reset     tools/call answers SSE headers and half an event, then resets the connection (RST)
+  resetjson tools/call answers a JSON reply (Content-Length set) with half its body, then resets
+  drip      tools/call answers a JSON reply (Content-Length set) one byte every 200 ms
+  error503  tools/call → HTTP 503 with a text body and Retry-After
+  badsse    tools/call answers text/event-stream with binary garbage, then closes
+  huge      tools/call answers a 100 MiB application/json body, streamed in 1 MiB writes
+  hugesse   tools/call answers SSE with one 100 MiB event, streamed in 1 MiB writes
+  redirect  tools/call (POST) → 302 to the same URL; GET there → 302 to itself again
 GET /_log returns every request seen (method, path, headers, body) as JSON; POST /_reset clears it.
 """
+import io
 import json
 import queue
+import socket
+import struct
 import sys
 import threading
+import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -79,6 +91,38 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(out.encode())
         self.wfile.flush()
 
+    def abort(self):
+        """Reset the connection (SO_LINGER 0: RST instead of FIN) and end the handler quietly."""
+        try:
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+        except OSError:
+            pass
+        self.wfile = io.BytesIO()  # finish() flushes this instead of the dead socket
+        self.close_connection = True
+
+    def stream_body(self, head, tail, total, ctype):
+        """`head`, filler `x` bytes, `tail`: `total` bytes in all, written 1 MiB at a time until
+        the client goes away."""
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(total))
+        self.end_headers()
+        self.close_connection = True
+        chunk = b"x" * (1 << 20)
+        left = total - len(head) - len(tail)
+        try:
+            self.wfile.write(head)
+            while left > 0:
+                n = min(left, len(chunk))
+                self.wfile.write(chunk[:n])
+                left -= n
+            self.wfile.write(tail)
+            self.wfile.flush()
+        except OSError:
+            self.wfile = io.BytesIO()
+
     def scenario(self):
         parts = self.path.split("/")
         return parts[1] if len(parts) > 1 else ""
@@ -99,6 +143,8 @@ class Handler(BaseHTTPRequestHandler):
             self.sse_start()
             self.sse_event(pending, eid="ev-2")
             return
+        if sc == "redirect":
+            return self.send(302, headers={"Location": self.path})
         if sc == "legacy":
             sid = uuid.uuid4().hex
             q = queue.Queue()
@@ -162,6 +208,52 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(500, b"boom", ctype="text/plain")
         if sc == "notjson":
             return self.send(200, b"this is not json")
+        if sc == "error503":
+            return self.send(503, b"overloaded, try again later", ctype="text/plain", headers={"Retry-After": "1"})
+        if sc == "redirect":
+            return self.send(302, headers={"Location": self.path})
+        if sc == "reset":
+            self.sse_start()
+            self.wfile.write(b'data: {"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"te' % rid)
+            self.wfile.flush()
+            time.sleep(0.1)
+            return self.abort()
+        if sc == "resetjson":
+            body = json.dumps(result(rid, text("never whole"))).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[:len(body) // 2])
+            self.wfile.flush()
+            time.sleep(0.1)
+            return self.abort()
+        if sc == "drip":
+            body = json.dumps(result(rid, text("dripped"))).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.close_connection = True
+            try:
+                for i in range(len(body)):
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:
+                self.wfile = io.BytesIO()
+            return
+        if sc == "badsse":
+            self.sse_start()
+            self.wfile.write(b"\xff\xfe\x00garbage\x89PNG\r\n\x1a\n" + bytes(range(256)) * 16 + b"\n\ndata: \xc3\x28\xa0\xa1\n\n")
+            self.wfile.flush()
+            return
+        if sc == "huge":
+            head = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"' % rid
+            return self.stream_body(head, b'"}]}}', 100 << 20, "application/json")
+        if sc == "hugesse":
+            head = b'data: {"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"' % rid
+            return self.stream_body(head, b'"}]}}\n\n', 100 << 20, "text/event-stream")
         if sc == "stall":
             self.sse_start()
             self.wfile.write(b": waiting\n\n")

@@ -45,13 +45,14 @@ struct Opts {
     close_stdin_after_init: bool,
     stdout_close_after_init: bool,
     print_pid_file: Option<String>,
+    hardening_tools: bool,
 }
 
 const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra-tools N] \
 [--page-size N] [--repeat-cursor] [--exit-on-init CODE] [--exit-after-init CODE] \
 [--init-delay-ms N] [--stderr-flood-mb N] [--no-tools-list] [--silent-tool-list] \
 [--ignore-stdin-eof] [--ignore-sigterm] [--close-stdin-after-init] \
-[--stdout-close-after-init] [--print-pid-file PATH]";
+[--stdout-close-after-init] [--print-pid-file PATH] [--hardening-tools]";
 
 fn usage_error(msg: &str) -> ! {
     eprintln!("fixture: {msg}\n{USAGE}");
@@ -83,6 +84,7 @@ fn parse_opts() -> Opts {
         close_stdin_after_init: false,
         stdout_close_after_init: false,
         print_pid_file: None,
+        hardening_tools: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -111,6 +113,7 @@ fn parse_opts() -> Opts {
             "--close-stdin-after-init" => o.close_stdin_after_init = true,
             "--stdout-close-after-init" => o.stdout_close_after_init = true,
             "--print-pid-file" => o.print_pid_file = Some(value("--print-pid-file")),
+            "--hardening-tools" => o.hardening_tools = true,
             "-h" | "--help" => {
                 eprintln!("{USAGE}");
                 process::exit(0);
@@ -240,6 +243,16 @@ static PENDING: Mutex<BTreeMap<u64, Sender<Value>>> = Mutex::new(BTreeMap::new()
 /// Send a request to the client and block (no timeout) until its response
 /// arrives. Returns the whole response message.
 fn server_request(method: &str, params: Option<&Value>) -> Value {
+    // The sender lives in PENDING until the response arrives, so recv only
+    // fails if the map was poisoned and dropped; treat that as a null reply.
+    start_server_request(method, params)
+        .recv()
+        .unwrap_or(Value::Null)
+}
+
+/// Send a request to the client without waiting; the receiver gets the
+/// whole response message.
+fn start_server_request(method: &str, params: Option<&Value>) -> mpsc::Receiver<Value> {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     let (tx, rx) = mpsc::channel();
     PENDING
@@ -257,9 +270,7 @@ fn server_request(method: &str, params: Option<&Value>) -> Value {
     }
     buf.extend_from_slice(b"}\n");
     emit(&buf);
-    // The sender lives in PENDING until the response arrives, so recv only
-    // fails if the map was poisoned and dropped; treat that as a null reply.
-    rx.recv().unwrap_or(Value::Null)
+    rx
 }
 
 /// Route a response message (no `method`, has `id`) to its waiting thread.
@@ -308,6 +319,33 @@ fn elicit_form(message: &str) -> Result<Value, Value> {
         }
     });
     split_response(server_request("elicitation/create", Some(&params)))
+}
+
+/// `ask_many`: n form elicitations written back to back (all outstanding at
+/// once), then every answer awaited. Text: `accepted K of N`.
+fn ask_many(n: u64) -> String {
+    let receivers: Vec<mpsc::Receiver<Value>> = (0..n)
+        .map(|i| {
+            let params = json!({
+                "mode": "form",
+                "message": format!("question {}", i + 1),
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"]
+                }
+            });
+            start_server_request("elicitation/create", Some(&params))
+        })
+        .collect();
+    let accepted = receivers
+        .into_iter()
+        .filter(|rx| {
+            let reply = rx.recv().unwrap_or(Value::Null);
+            reply.pointer("/result/action").and_then(Value::as_str) == Some("accept")
+        })
+        .count();
+    format!("accepted {accepted} of {n}")
 }
 
 fn elicit_url(url: &str) -> Result<Value, Value> {
@@ -378,6 +416,29 @@ fn run_blocking_tool(id: Value, name: &str, args: Value) {
                 true,
             ),
         },
+        "ask_many" => match arg_u64(&args, "n") {
+            Some(n) => send_text(buf, &id, &ask_many(n), false),
+            None => send_text(buf, &id, "ask_many: missing integer argument 'n'", true),
+        },
+        "partial_then_echo" => {
+            // The whole response, written in 4 pieces with pauses (one line overall).
+            let text = arg_str(&args, "text").unwrap_or("");
+            begin_result(buf, &id);
+            buf.extend_from_slice(b"{\"content\":[{\"type\":\"text\",\"text\":");
+            put_str(buf, text);
+            buf.extend_from_slice(b"}]}}\n");
+            let _guard = OUT.lock().unwrap_or_else(|e| e.into_inner());
+            let mut out = io::stdout().lock();
+            let step = buf.len().div_ceil(4).max(1);
+            for (i, piece) in buf.chunks(step).enumerate() {
+                if i > 0 {
+                    thread::sleep(Duration::from_millis(50));
+                }
+                if out.write_all(piece).and_then(|()| out.flush()).is_err() {
+                    process::exit(0);
+                }
+            }
+        }
         _ => send_error(buf, &id, -32603, "not a blocking tool"),
     }
 }
@@ -392,6 +453,8 @@ fn is_blocking_tool(name: &str) -> bool {
             | "ping_client"
             | "unknown_request"
             | "elicit_then_slow"
+            | "ask_many"
+            | "partial_then_echo"
     )
 }
 
@@ -678,9 +741,56 @@ fn base_tools() -> Vec<Value> {
     ]
 }
 
+/// The tools listed only with `--hardening-tools` (callable either way), so
+/// the default listing stays as it was.
+fn hardening_tools() -> Vec<Value> {
+    fn obj(props: Value) -> Value {
+        json!({"type": "object", "properties": props})
+    }
+    fn tool(name: &str, description: &str, schema: Value) -> Value {
+        json!({"name": name, "description": description, "inputSchema": schema})
+    }
+    vec![
+        tool(
+            "flood_notifications",
+            "Send n notifications/message lines, then answer",
+            obj(json!({"n": {"type": "integer"}})),
+        ),
+        tool(
+            "answer_twice",
+            "Answer the same request id twice (text, then text + ' (again)')",
+            obj(json!({"text": {"type": "string"}})),
+        ),
+        tool(
+            "ask_many",
+            "Send n form elicitations at once; return how many were accepted",
+            obj(json!({"n": {"type": "integer"}})),
+        ),
+        tool(
+            "partial_then_echo",
+            "Echo, with the response line written in pieces with pauses",
+            obj(json!({"text": {"type": "string"}})),
+        ),
+        tool(
+            "bad_utf8_then_echo",
+            "A response for this id that is not UTF-8, then echo",
+            obj(json!({"text": {"type": "string"}})),
+        ),
+        tool(
+            "crash_mid_line",
+            "Write half a response line, then exit",
+            obj(json!({"code": {"type": "integer"}})),
+        ),
+    ]
+}
+
 /// Each tool pre-serialized as compact JSON.
 fn build_tool_list(extra: usize) -> Vec<Vec<u8>> {
-    let mut out: Vec<Vec<u8>> = base_tools()
+    let mut tools = base_tools();
+    if opts().hardening_tools {
+        tools.extend(hardening_tools());
+    }
+    let mut out: Vec<Vec<u8>> = tools
         .iter()
         .map(|t| serde_json::to_vec(t).unwrap_or_default())
         .collect();
@@ -1021,6 +1131,44 @@ impl Server {
                 emit(UNKNOWN_ID_LINES);
                 echo(buf, &id, &args);
             }
+            "flood_notifications" => match arg_u64(&args, "n") {
+                Some(n) => {
+                    flood_notifications(n);
+                    send_text(buf, &id, &format!("flooded {n}"), false);
+                }
+                None => send_text(
+                    buf,
+                    &id,
+                    "flood_notifications: missing integer argument 'n'",
+                    true,
+                ),
+            },
+            "answer_twice" => {
+                let text = arg_str(&args, "text").unwrap_or("");
+                send_text(buf, &id, text, false);
+                send_text(buf, &id, &format!("{text} (again)"), false);
+            }
+            "bad_utf8_then_echo" => {
+                // A response for this very id whose text is not UTF-8, then the real one.
+                begin_result(buf, &id);
+                buf.extend_from_slice(
+                    b"{\"content\":[{\"type\":\"text\",\"text\":\"bad \xff\xfe utf8\"}]}",
+                );
+                end_result(buf);
+                echo(buf, &id, &args);
+            }
+            "crash_mid_line" => {
+                let code = args.get("code").and_then(Value::as_i64).unwrap_or(3);
+                begin_result(buf, &id);
+                buf.extend_from_slice(b"{\"content\":[{\"type\":\"te");
+                {
+                    let _guard = OUT.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut out = io::stdout().lock();
+                    let _ = out.write_all(buf).and_then(|()| out.flush());
+                }
+                eprintln!("fixture: crashing mid-line with {code}");
+                process::exit(code as i32);
+            }
             "stderr_lines" => match arg_u64(&args, "n") {
                 Some(n) => {
                     write_stderr_lines(n);
@@ -1076,6 +1224,24 @@ fn spawn_sleeper() -> io::Result<u32> {
         .unwrap_or_else(|e| e.into_inner())
         .push(child);
     Ok(pid)
+}
+
+/// Write `n` `notifications/message` lines (one buffered write per 64 KiB,
+/// under the stdout lock, so they are whole lines).
+fn flood_notifications(n: u64) {
+    let _guard = OUT.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    for i in 1..=n {
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"flood {i}\"}}}}\n"
+        );
+        if out.write_all(line.as_bytes()).is_err() {
+            process::exit(0);
+        }
+    }
+    if out.flush().is_err() {
+        process::exit(0);
+    }
 }
 
 /// Write `stderr line 1` … `stderr line <n>` to stderr.
