@@ -34,8 +34,21 @@ typedef struct {
 static inline int run_tests(const tn_test *tests, int n, int argc, char **argv) {
   int passed = 0, failed = 0;
   for (int i = 0; i < n; i++) {
-    if (argc > 1) { /* optional filter: run tests whose name contains argv[1] */
-      if (!strstr(tests[i].name, argv[1])) continue;
+    if (argc > 1) {
+      /* optional filter: comma-separated words; a test runs when its name contains one of the
+       * plain words (or there are none) and none of the words prefixed with '-' */
+      int match = 0, plain = 0, excluded = 0;
+      char words[1024];
+      snprintf(words, sizeof words, "%s", argv[1]);
+      for (char *save = NULL, *w = strtok_r(words, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        if (w[0] == '-') {
+          excluded |= strstr(tests[i].name, w + 1) != NULL;
+        } else {
+          plain = 1;
+          match |= strstr(tests[i].name, w) != NULL;
+        }
+      }
+      if ((plain && !match) || excluded) continue;
     }
     tn_test_failed = 0;
     fprintf(stderr, "- %s\n", tests[i].name);
