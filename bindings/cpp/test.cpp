@@ -1,0 +1,302 @@
+// Tests of toolnexus.hpp against tests/fixture-server, plus the bridge parity vectors through
+// the wrapper's pure functions. Usage: test FIXTURE_SERVER VECTORS_JSONL
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "toolnexus.hpp"
+
+namespace tn = toolnexus;
+
+static std::atomic<int> checks{0}, failures{0};
+#define CHECK(cond, msg)                                                              \
+  do {                                                                                \
+    ++checks;                                                                         \
+    if (!(cond)) {                                                                    \
+      ++failures;                                                                     \
+      std::cerr << "FAIL " << __FILE__ << ":" << __LINE__ << ": " << msg << "\n";     \
+    }                                                                                 \
+  } while (0)
+
+static std::string fixture;
+
+static std::string config() {
+  return R"({"mcpServers":{"fx":{"command":[)" + tn::detail::quote(fixture) + "]}}}";
+}
+
+static bool has(const std::string &s, const std::string &sub) { return s.find(sub) != std::string::npos; }
+
+template <class F>
+static tn::Error error_of(F f) {
+  try {
+    f();
+  } catch (const tn::Error &e) {
+    return e;
+  }
+  return tn::Error(TN_OK, "no error");
+}
+
+static void test_connect_list_call() {
+  CHECK(tn::version() == "0.1.0", tn::version());
+  tn::Client c(config());
+  CHECK(has(c.statuses(), R"("fx":{"status":"connected")"), c.statuses());
+  auto tools = c.tools();
+  bool sorted = true, found = false;
+  for (size_t i = 0; i < tools.size(); ++i) {
+    if (i && !(tools[i - 1].name < tools[i].name)) sorted = false;
+    if (tools[i].name == "fx_echo")
+      found = tools[i].server == "fx" && tools[i].remote_name == "echo" && has(tools[i].input_schema, "text");
+  }
+  CHECK(tools.size() > 20 && sorted && found, "tools: " << c.tools_json().substr(0, 200));
+  auto r = c.call("fx_echo", R"({"text":"h\u00e9llo \"q\" 😀"})");
+  CHECK(r.output == "h\xC3\xA9llo \"q\" \xF0\x9F\x98\x80" && !r.is_error && r.metadata.empty(), r.json);
+  CHECK(c.call("fx_add", R"({"a":2,"b":3})").output == "5", "add");
+  auto f = c.call("fx_fail");
+  CHECK(f.is_error && has(f.output, "first problem"), f.json);
+  CHECK(has(c.call("fx_image").metadata, R"("type":"image")"), "image metadata");
+}
+
+static void test_errors() {
+  auto e = error_of([] { tn::Client c("{bad"); });
+  CHECK(e.status() == TN_ERR_INVALID_JSON &&
+            std::string(e.what()) == "config_json is not JSON: key must be a string at line 1 column 2",
+        e.status() << " " << e.what());
+  e = error_of([] { tn::Client c("[1]"); });
+  CHECK(e.status() == TN_ERR_CONFIG && std::string(e.what()) == "the config must be a JSON object, got an array",
+        e.what());
+  tn::Client c(config());
+  e = error_of([&] { c.call("nope"); });
+  CHECK(e.status() == TN_ERR_NOT_FOUND && std::string(e.what()) == "no tool named `nope`", e.what());
+  e = error_of([&] { c.call("fx_echo", "{bad"); });
+  CHECK(e.status() == TN_ERR_INVALID_JSON && has(e.what(), "args_json is not JSON: "), e.what());
+  e = error_of([] { tn::answer_to_result(R"({"ok":"yes"})"); });
+  CHECK(e.status() == TN_ERR_INVALID_ARGUMENT && std::string(e.what()) == "Answer `ok` must be a boolean, got a string",
+        e.what());
+  e = error_of([] { tn::detail::check(tn_debug_force_panic("boom from c++")); });
+  CHECK(e.status() == TN_ERR_PANIC && has(e.what(), "boom from c++"), e.what());
+  c.close();
+  c.close();  // idempotent
+  e = error_of([&] { c.call("fx_echo"); });
+  CHECK(e.status() == TN_ERR_CLOSED, e.what());
+}
+
+static void test_elicitation() {
+  std::string mode = "accept";
+  std::vector<tn::Request> seen;
+  tn::Client c(config(), [&](const tn::Request &q) {
+    seen.push_back(q);
+    if (mode == "accept") return tn::Answer::accept(R"({"name":"Ada"})");
+    if (mode == "decline") return tn::Answer::decline();
+    if (mode == "cancel") return tn::Answer::cancel();
+    if (mode == "throw") throw std::runtime_error("resolver exploded");
+    if (mode == "throw-int") throw 42;
+    if (mode == "invalid") return tn::Answer::raw(R"({"ok":"yes"})");
+    return tn::Answer::none();
+  });
+  CHECK(c.call("fx_ask_form").output == R"({"action":"accept","content":{"name":"Ada","age":30,"color":"green"}})",
+        "accept");
+  CHECK(seen.size() == 1 && seen[0].kind == "input" && seen[0].prompt == "Who are you?" &&
+            seen[0].id.rfind("elc-", 0) == 0 && has(seen[0].data, R"("schema")") &&
+            seen[0].json.rfind(R"({"id":"elc-)", 0) == 0,
+        "request " << (seen.empty() ? "" : seen[0].json));
+  mode = "decline";
+  CHECK(c.call("fx_ask_form").output == R"({"action":"decline"})", "decline");
+  mode = "cancel";
+  CHECK(c.call("fx_ask_form").output == R"({"action":"cancel"})", "cancel");
+  mode = "none";
+  CHECK(c.call("fx_ask_form").output == R"({"action":"cancel"})", "no answer");
+  mode = "throw";
+  CHECK(c.call("fx_ask_form").output == R"({"action":"cancel"})", "throwing resolver");
+  mode = "throw-int";
+  CHECK(c.call("fx_ask_form").output == R"({"action":"cancel"})", "throwing a non-std exception");
+  mode = "invalid";
+  CHECK(c.call("fx_ask_form").output == R"({"action":"cancel"})", "invalid answer");
+  auto errs = c.resolver_errors();
+  CHECK(errs.size() == 3 && has(errs[0], "resolver exploded") && has(errs[2], "must be a boolean"),
+        errs.size() << " resolver errors");
+  mode = "accept";
+  CHECK(c.call("fx_ask_url").output == R"({"action":"accept"})", "url");
+  CHECK(seen.back().kind == "authorization" && seen.back().url == "https://example.test/auth", seen.back().json);
+  CHECK(c.call("fx_echo", R"({"text":"alive"})").output == "alive", "still alive");
+}
+
+static void test_deferred() {
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  {
+    tn::Client c(config(), [&](const tn::Request &q) {
+      tn::Responder r = q.responder;
+      std::lock_guard<std::mutex> g(mu);
+      threads.emplace_back([r] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        r.answer(tn::Answer::accept(R"({"name":"Later"})").json);
+        // a second answer is refused
+        auto e = error_of([&] { r.answer(tn::Answer::decline().json); });
+        CHECK(e.status() == TN_ERR_CLOSED, e.what());
+      });
+      return tn::Answer::defer();
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    auto out = c.call("fx_ask_form").output;
+    CHECK(has(out, R"("name":"Later")") && std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(200),
+          out);
+    // the reader goes on while an answer is deferred
+    std::string second;
+    std::thread t([&] { second = c.call("fx_ask_form").output; });
+    CHECK(c.call("fx_echo", R"({"text":"meanwhile"})").output == "meanwhile", "meanwhile");
+    t.join();
+    CHECK(has(second, R"("name":"Later")"), second);
+  }
+  for (auto &t : threads) t.join();
+}
+
+static void test_threads_and_reentrancy() {
+  tn::Client *self = nullptr;
+  tn::Error close_err(TN_OK, ""), call_err(TN_OK, "");
+  tn::Client c(config(), [&](const tn::Request &) {
+    if (self) {
+      close_err = error_of([&] { self->close(); });
+      call_err = error_of([&] { self->call("fx_echo", R"({"text":"inner"})"); });
+    }
+    return tn::Answer::accept(R"({"name":"T"})");
+  });
+  self = &c;
+  CHECK(has(c.call("fx_ask_form").output, R"("name":"T")"), "reentrant resolver still answers");
+  CHECK(close_err.status() == TN_ERR_REENTRANT && has(close_err.what(), "inline resolver"), close_err.what());
+  CHECK(call_err.status() == TN_ERR_REENTRANT, call_err.what());
+  self = nullptr;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> ts;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 8; ++i)
+    ts.emplace_back([&, i] {
+      try {
+        bool good = c.call("fx_slow", R"({"ms":300})").output == "slept 300";
+        for (int j = 0; j < 30; ++j) {
+          std::string text = "t" + std::to_string(i) + "-" + std::to_string(j);
+          good = good && c.call("fx_echo", R"({"text":")" + text + R"("})").output == text;
+        }
+        good = good && has(c.call("fx_ask_form").output, R"("name":"T")");
+        if (good) ++ok;
+      } catch (const std::exception &e) {
+        std::cerr << "thread " << i << ": " << e.what() << "\n";
+      }
+    });
+  for (auto &t : ts) t.join();
+  CHECK(ok == 8, ok << " of 8 threads ok");
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(8 * 300), "calls overlapped");
+  // move keeps the client (and its resolver) working
+  tn::Client moved = std::move(c);
+  CHECK(!c && moved && has(moved.call("fx_ask_form").output, R"("name":"T")"), "moved client");
+}
+
+// ---- parity vectors
+
+// Replaces the request id ("id":"elc-<base36>-<counter>") with <ID> after checking its form.
+static std::string norm(const std::string &s) {
+  const std::string key = "\"id\":\"elc-";
+  size_t at = s.find(key);
+  if (at == std::string::npos) return s;
+  size_t start = at + 6, i = start + 4, dash = std::string::npos;
+  while (i < s.size() && s[i] != '"') {
+    char c = s[i];
+    if (c == '-' && dash == std::string::npos) dash = i;
+    else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z' && dash == std::string::npos))) return s;
+    ++i;
+  }
+  if (i >= s.size() || dash == std::string::npos || dash == start + 4 || dash + 1 == i || s[dash + 1] == '0') return s;
+  return s.substr(0, start) + "<ID>" + s.substr(i);
+}
+
+static tn::Resolver resolver_for(const std::string &mode, std::vector<std::string> &seen) {
+  return [mode, &seen](const tn::Request &q) -> tn::Answer {
+    seen.push_back(q.json);
+    if (mode == "accept_data") return tn::Answer::raw(R"({"id":)" + tn::detail::quote(q.id) + R"(,"ok":true,"data":{"name":"muthu"}})");
+    if (mode == "accept_no_data") return tn::Answer::accept();
+    if (mode == "declined") return tn::Answer::decline();
+    if (mode == "cancelled") return tn::Answer::cancel();
+    if (mode == "expired") return tn::Answer::raw(R"({"ok":false,"reason":"expired"})");
+    if (mode == "no_reason") return tn::Answer::raw(R"({"ok":false})");
+    if (mode == "fails") throw std::runtime_error("the resolver fails");
+    if (mode == "no_answer") return tn::Answer::none();
+    if (mode == "invalid_json") return tn::Answer::raw("this is {not JSON");
+    if (mode == "invalid_answer") return tn::Answer::raw(R"({"ok":"yes"})");
+    throw std::logic_error("unknown mode " + mode);
+  };
+}
+
+static void test_parity(const std::string &path) {
+  std::ifstream in(path);
+  CHECK(in.good(), "cannot open " << path);
+  std::string line;
+  int n = 0, bad = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    ++n;
+    std::string fn, name, input, output, mode, seen_want;
+    bool output_null = true, error = false, has_seen = false, seen_null = true;
+    for (auto &kv : tn::detail::members(line)) {
+      const std::string &k = kv.first, &v = kv.second;
+      if (k == "fn") fn = tn::detail::as_string(v);
+      else if (k == "case") name = tn::detail::as_string(v);
+      else if (k == "input") input = tn::detail::as_string(v);
+      else if (k == "output") output_null = v == "null", output = tn::detail::as_string(v);
+      else if (k == "error") error = v == "true";
+      else if (k == "resolver") mode = tn::detail::as_string(v);
+      else if (k == "request_seen") has_seen = true, seen_null = v == "null", seen_want = tn::detail::as_string(v);
+    }
+    std::vector<std::string> seen;
+    std::optional<std::string> out;
+    std::string problem;
+    try {
+      if (fn == "elicitation_to_request") out = tn::elicitation_to_request(input);
+      else if (fn == "answer_to_result") out = tn::answer_to_result(input);
+      else if (fn == "sanitize") out = tn::sanitize_name(input);
+      else if (fn == "server_request_response")
+        out = tn::server_request_response(input, mode == "absent" ? tn::Resolver() : resolver_for(mode, seen));
+      else problem = "unknown fn " + fn;
+      if (error) problem = "want an error, got " + out.value_or("no reply");
+      else if (output_null && out) problem = "want no reply, got " + *out;
+      else if (!output_null && (!out || norm(*out) != output)) problem = "want " + output + "\n   got  " + out.value_or("no reply");
+    } catch (const tn::Error &e) {
+      if (!error) problem = std::string("unexpected error: ") + e.what();
+      else if (e.status() == TN_ERR_PANIC || !*e.what()) problem = std::string("bad error: ") + e.what();
+    }
+    if (problem.empty() && fn == "server_request_response" && has_seen) {
+      if (seen_null && !seen.empty()) problem = "resolver called: " + seen[0];
+      if (!seen_null && (seen.size() != 1 || norm(seen[0]) != seen_want))
+        problem = "request seen: want " + seen_want + "\n   got  " + (seen.empty() ? "nothing" : seen[0]);
+    }
+    if (!problem.empty()) {
+      ++bad;
+      std::cerr << "parity " << name << ": " << problem << "\n";
+    }
+  }
+  CHECK(n > 100 && bad == 0, bad << " of " << n << " parity vectors failed");
+  std::cout << n - bad << "/" << n << " parity vectors ok\n";
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    std::cerr << "usage: test FIXTURE_SERVER VECTORS_JSONL\n";
+    return 2;
+  }
+  fixture = argv[1];
+  try {
+    test_connect_list_call();
+    test_errors();
+    test_elicitation();
+    test_deferred();
+    test_threads_and_reentrancy();
+    test_parity(argv[2]);
+  } catch (const std::exception &e) {
+    ++failures;
+    std::cerr << "uncaught: " << e.what() << "\n";
+  }
+  std::cout << checks - failures << " of " << checks << " checks passed\n";
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,539 @@
+// toolnexus.hpp: a header-only C++17 wrapper over the toolnexus C ABI (include/toolnexus.h).
+//
+//   toolnexus::Client c(config_json, [](const toolnexus::Request &r) {
+//     return toolnexus::Answer::accept(R"({"name":"Ada"})");
+//   });
+//   for (auto &t : c.tools()) std::cout << t.name << "\n";
+//   toolnexus::ToolResult r = c.call("fx_echo", R"({"text":"hi"})");
+//
+// Errors are toolnexus::Error (a std::runtime_error whose what() is the library's
+// tn_last_error_message, plus the status). The resolver is a std::function; an exception it
+// throws makes the server see cancel. Link with -ltoolnexus.
+#ifndef TOOLNEXUS_HPP
+#define TOOLNEXUS_HPP
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "toolnexus.h"
+
+namespace toolnexus {
+
+// A failed tn_ call: what() is the library's message, status() the tn_status.
+class Error : public std::runtime_error {
+ public:
+  Error(tn_status status, const std::string &message) : std::runtime_error(message), status_(status) {}
+  tn_status status() const noexcept { return status_; }
+
+ private:
+  tn_status status_;
+};
+
+inline std::string version() { return tn_version(); }
+
+namespace detail {
+
+// Throws the Error for a failed call; must run right after it, on the same thread.
+[[noreturn]] inline void fail(tn_status st) {
+  const char *m = tn_last_error_message();
+  throw Error(st, m && *m ? m : tn_status_str(st));
+}
+
+inline void check(tn_status st) {
+  if (st != TN_OK) fail(st);
+}
+
+// A C string for the library; text with a NUL inside would be cut there, so it is refused.
+inline const char *cstr(const std::string &s, const char *what) {
+  if (s.find('\0') != std::string::npos)
+    throw Error(TN_ERR_INVALID_ARGUMENT, std::string(what) + " contains a NUL character");
+  return s.c_str();
+}
+
+// An out-string owned by the library, released with tn_string_free.
+struct OutString {
+  char *p = nullptr;
+  OutString() = default;
+  OutString(const OutString &) = delete;
+  OutString &operator=(const OutString &) = delete;
+  ~OutString() { tn_string_free(p); }
+  std::string str() const { return p ? std::string(p) : std::string(); }
+};
+
+// ---- a minimal JSON reader: enough to split an object into raw values and decode strings.
+
+inline void skip_ws(const std::string &s, size_t &i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+}
+
+inline void put_utf8(std::string &out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+inline bool hex4(const std::string &s, size_t i, uint32_t &v) {
+  if (i + 4 > s.size()) return false;
+  v = 0;
+  for (size_t k = i; k < i + 4; ++k) {
+    char c = s[k];
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= static_cast<uint32_t>(c - '0');
+    else if (c >= 'a' && c <= 'f') v |= static_cast<uint32_t>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') v |= static_cast<uint32_t>(c - 'A' + 10);
+    else return false;
+  }
+  return true;
+}
+
+// Reads the JSON string starting at s[i] == '"'; i ends after the closing quote.
+inline bool read_string(const std::string &s, size_t &i, std::string &out) {
+  if (i >= s.size() || s[i] != '"') return false;
+  ++i;
+  out.clear();
+  while (i < s.size()) {
+    char c = s[i++];
+    if (c == '"') return true;
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    if (i >= s.size()) return false;
+    char e = s[i++];
+    switch (e) {
+      case '"': out += '"'; break;
+      case '\\': out += '\\'; break;
+      case '/': out += '/'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'u': {
+        uint32_t cp;
+        if (!hex4(s, i, cp)) return false;
+        i += 4;
+        if (cp >= 0xD800 && cp < 0xDC00 && i + 6 <= s.size() && s[i] == '\\' && s[i + 1] == 'u') {
+          uint32_t lo;
+          if (hex4(s, i + 2, lo) && lo >= 0xDC00 && lo < 0xE000) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            i += 6;
+          }
+        }
+        put_utf8(out, cp);
+        break;
+      }
+      default: return false;
+    }
+  }
+  return false;
+}
+
+// Skips one JSON value starting at s[i] (after whitespace).
+inline bool skip_value(const std::string &s, size_t &i, int depth = 0) {
+  if (depth > 512) return false;
+  skip_ws(s, i);
+  if (i >= s.size()) return false;
+  char c = s[i];
+  if (c == '"') {
+    std::string tmp;
+    return read_string(s, i, tmp);
+  }
+  if (c == '{' || c == '[') {
+    char close = c == '{' ? '}' : ']';
+    ++i;
+    skip_ws(s, i);
+    if (i < s.size() && s[i] == close) return ++i, true;
+    for (;;) {
+      if (c == '{') {
+        std::string key;
+        skip_ws(s, i);
+        if (!read_string(s, i, key)) return false;
+        skip_ws(s, i);
+        if (i >= s.size() || s[i++] != ':') return false;
+      }
+      if (!skip_value(s, i, depth + 1)) return false;
+      skip_ws(s, i);
+      if (i >= s.size()) return false;
+      if (s[i] == ',') { ++i; continue; }
+      if (s[i] == close) return ++i, true;
+      return false;
+    }
+  }
+  size_t start = i;
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' &&
+         s[i] != '\t' && s[i] != '\r')
+    ++i;
+  return i > start;
+}
+
+// The members of a JSON object as (key, raw value text), in order. Throws on malformed text.
+inline std::vector<std::pair<std::string, std::string>> members(const std::string &s) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t i = 0;
+  skip_ws(s, i);
+  if (i >= s.size() || s[i] != '{') throw Error(TN_ERR_INVALID_JSON, "not a JSON object");
+  ++i;
+  skip_ws(s, i);
+  if (i < s.size() && s[i] == '}') return out;
+  for (;;) {
+    std::string key;
+    skip_ws(s, i);
+    if (!read_string(s, i, key)) throw Error(TN_ERR_INVALID_JSON, "bad JSON object key");
+    skip_ws(s, i);
+    if (i >= s.size() || s[i++] != ':') throw Error(TN_ERR_INVALID_JSON, "missing ':' in JSON object");
+    skip_ws(s, i);
+    size_t start = i;
+    if (!skip_value(s, i)) throw Error(TN_ERR_INVALID_JSON, "bad JSON value");
+    out.emplace_back(std::move(key), s.substr(start, i - start));
+    skip_ws(s, i);
+    if (i < s.size() && s[i] == ',') { ++i; continue; }
+    if (i < s.size() && s[i] == '}') return out;
+    throw Error(TN_ERR_INVALID_JSON, "unterminated JSON object");
+  }
+}
+
+// The elements of a JSON array as raw value texts.
+inline std::vector<std::string> elements(const std::string &s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  skip_ws(s, i);
+  if (i >= s.size() || s[i] != '[') throw Error(TN_ERR_INVALID_JSON, "not a JSON array");
+  ++i;
+  skip_ws(s, i);
+  if (i < s.size() && s[i] == ']') return out;
+  for (;;) {
+    skip_ws(s, i);
+    size_t start = i;
+    if (!skip_value(s, i)) throw Error(TN_ERR_INVALID_JSON, "bad JSON value");
+    out.push_back(s.substr(start, i - start));
+    skip_ws(s, i);
+    if (i < s.size() && s[i] == ',') { ++i; continue; }
+    if (i < s.size() && s[i] == ']') return out;
+    throw Error(TN_ERR_INVALID_JSON, "unterminated JSON array");
+  }
+}
+
+// A raw value as a string: decoded when it is a JSON string, else "" .
+inline std::string as_string(const std::string &raw) {
+  std::string out;
+  size_t i = 0;
+  return read_string(raw, i, out) ? out : std::string();
+}
+
+inline std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          static const char *hex = "0123456789abcdef";
+          out += "\\u00";
+          out += hex[c >> 4];
+          out += hex[c & 15];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace detail
+
+// A one-shot responder token for a deferred answer; copyable, answerable from any thread.
+class Responder {
+ public:
+  Responder() = default;
+  explicit Responder(tn_responder *r) : r_(r) {}
+  // Answers with §10 Answer JSON text; throws Error (e.g. TN_ERR_CLOSED when already
+  // answered, timed out or disconnected; TN_ERR_INVALID_ARGUMENT for an invalid Answer).
+  void answer(const std::string &answer_json) const {
+    detail::check(tn_responder_answer(r_, detail::cstr(answer_json, "answer")));
+  }
+  // The same, reporting instead of throwing: true when the answer was taken.
+  bool try_answer(const std::string &answer_json) const noexcept {
+    return answer_json.find('\0') == std::string::npos && tn_responder_answer(r_, answer_json.c_str()) == TN_OK;
+  }
+
+ private:
+  tn_responder *r_ = nullptr;
+};
+
+// A §10 Request. data is the raw JSON of "data" ({"schema":…}) or empty; json the exact text.
+struct Request {
+  std::string id, kind, prompt, url, data, json;
+  Responder responder;  // for Answer::defer(): answer later, from any thread
+};
+
+// What a resolver returns.
+struct Answer {
+  std::string json;       // the §10 Answer JSON text; empty: no answer (the server sees cancel)
+  bool deferred = false;  // the resolver answers later through Request::responder
+
+  // data_json: the accepted content as a JSON object text, or empty for none.
+  static Answer accept(const std::string &data_json = "") {
+    return {data_json.empty() ? R"({"ok":true})" : R"({"ok":true,"data":)" + data_json + "}", false};
+  }
+  static Answer decline() { return {R"({"ok":false,"reason":"declined"})", false}; }
+  static Answer cancel() { return {R"({"ok":false,"reason":"cancelled"})", false}; }
+  static Answer raw(std::string answer_json) { return {std::move(answer_json), false}; }
+  static Answer defer() { return {std::string(), true}; }
+  static Answer none() { return {}; }
+};
+
+using Resolver = std::function<Answer(const Request &)>;
+
+// A §0.1 ToolResult. metadata is raw JSON or empty; json the library's exact text.
+struct ToolResult {
+  std::string output;
+  bool is_error = false;
+  std::string metadata, json;
+};
+
+// One listed tool; json is its whole object (title, annotations, … included).
+struct Tool {
+  std::string name, description, server, remote_name, input_schema, json;
+};
+
+namespace detail {
+
+struct ResolverState {
+  Resolver fn;
+  bool deferrable;
+  std::mutex mu;
+  std::vector<std::string> errors;
+
+  void note(std::string e) {
+    std::lock_guard<std::mutex> g(mu);
+    if (errors.size() >= 100) errors.erase(errors.begin());
+    errors.push_back(std::move(e));
+  }
+};
+
+inline Request parse_request(const char *text, tn_responder *r) {
+  Request q;
+  q.json = text;
+  for (auto &kv : members(q.json)) {
+    if (kv.first == "id") q.id = as_string(kv.second);
+    else if (kv.first == "kind") q.kind = as_string(kv.second);
+    else if (kv.first == "prompt") q.prompt = as_string(kv.second);
+    else if (kv.first == "url") q.url = as_string(kv.second);
+    else if (kv.first == "data") q.data = kv.second;
+  }
+  q.responder = Responder(r);
+  return q;
+}
+
+// The tn_resolver_fn: nothing thrown ever crosses into C.
+inline int32_t trampoline(void *user_data, const char *request_json, tn_responder *r) noexcept {
+  auto *st = static_cast<ResolverState *>(user_data);
+  try {
+    Answer a = st->fn(parse_request(request_json, r));
+    if (a.deferred) {
+      if (st->deferrable) return TN_DEFERRED;
+      st->note("Answer::defer() in server_request_response: the responder ends when the resolver returns");
+      return -1;
+    }
+    if (a.json.empty()) return TN_RESOLVED;  // no answer: cancel
+    tn_status s = tn_responder_answer(r, cstr(a.json, "answer"));
+    if (s != TN_OK) {
+      const char *m = tn_last_error_message();
+      st->note("the library refused the answer " + a.json + ": " + (m ? m : tn_status_str(s)));
+      return -1;
+    }
+    return TN_RESOLVED;
+  } catch (const std::exception &e) {
+    try { st->note(std::string("resolver threw: ") + e.what()); } catch (...) {}
+  } catch (...) {
+    try { st->note("resolver threw a non-std exception"); } catch (...) {}
+  }
+  return -1;  // anything but TN_RESOLVED/TN_DEFERRED: the server sees cancel
+}
+
+}  // namespace detail
+
+// ---- pure functions (contract §4): JSON text in, JSON text out, byte-identical across ports.
+
+inline std::string elicitation_to_request(const std::string &params_json) {
+  detail::OutString out;
+  detail::check(tn_elicitation_to_request(detail::cstr(params_json, "params"), &out.p));
+  return out.str();
+}
+
+inline std::string answer_to_result(const std::string &answer_json) {
+  detail::OutString out;
+  detail::check(tn_answer_to_result(detail::cstr(answer_json, "answer"), &out.p));
+  return out.str();
+}
+
+// name_json: a JSON string literal; returns the sanitized name as a JSON string literal.
+inline std::string sanitize_name(const std::string &name_json) {
+  detail::OutString out;
+  detail::check(tn_sanitize_name(detail::cstr(name_json, "name"), &out.p));
+  return out.str();
+}
+
+// The reply to write back, or nullopt when the message is not a server request. The resolver
+// runs synchronously; Answer::defer() counts as cancel here.
+inline std::optional<std::string> server_request_response(const std::string &message_json,
+                                                          const Resolver &resolver = nullptr) {
+  detail::ResolverState st{resolver, false, {}, {}};
+  detail::OutString out;
+  detail::check(tn_server_request_response(resolver ? detail::trampoline : nullptr, resolver ? &st : nullptr,
+                                           detail::cstr(message_json, "message"), &out.p));
+  if (!out.p) return std::nullopt;
+  return out.str();
+}
+
+// ---- the client
+
+// An RAII tn_client: connects in the constructor, disconnects in the destructor. Move-only;
+// safe to use from many threads at once.
+class Client {
+ public:
+  // config_json: an MCP config. resolver may be empty: then no elicitation is advertised.
+  // Throws Error when the config is unusable (per-server failures are in statuses()).
+  explicit Client(const std::string &config_json, Resolver resolver = nullptr) {
+    if (resolver) state_.reset(new detail::ResolverState{std::move(resolver), true, {}, {}});
+    tn_client *c = nullptr;
+    detail::check(tn_connect(detail::cstr(config_json, "config"), state_ ? detail::trampoline : nullptr,
+                             state_.get(), &c));
+    c_.store(c);
+  }
+  Client(const Client &) = delete;
+  Client &operator=(const Client &) = delete;
+  Client(Client &&o) noexcept : c_(o.c_.exchange(nullptr)), state_(std::move(o.state_)) {}
+  Client &operator=(Client &&o) noexcept {
+    if (this != &o) {
+      destroy();
+      c_.store(o.c_.exchange(nullptr));
+      state_ = std::move(o.state_);
+    }
+    return *this;
+  }
+  ~Client() { destroy(); }
+
+  // The tools as the library's JSON array text, sorted by name.
+  std::string tools_json() const {
+    detail::OutString out;
+    detail::check(tn_list_tools(handle(), &out.p));
+    return out.str();
+  }
+
+  std::vector<Tool> tools() const {
+    std::vector<Tool> out;
+    for (auto &raw : detail::elements(tools_json())) {
+      Tool t;
+      t.json = raw;
+      for (auto &kv : detail::members(raw)) {
+        if (kv.first == "name") t.name = detail::as_string(kv.second);
+        else if (kv.first == "description") t.description = detail::as_string(kv.second);
+        else if (kv.first == "server") t.server = detail::as_string(kv.second);
+        else if (kv.first == "remoteName") t.remote_name = detail::as_string(kv.second);
+        else if (kv.first == "inputSchema") t.input_schema = kv.second;
+      }
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+
+  // {"servers":{"<name>":{"status":…}}} as JSON text.
+  std::string statuses() const {
+    detail::OutString out;
+    detail::check(tn_server_statuses(handle(), &out.p));
+    return out.str();
+  }
+
+  // Calls a tool by its listed name; args_json is a JSON object text. Tool errors, timeouts
+  // and dead servers are results with is_error; an unknown name throws (TN_ERR_NOT_FOUND).
+  ToolResult call(const std::string &name, const std::string &args_json = "{}") const {
+    detail::OutString out;
+    detail::check(tn_call_tool(handle(), detail::cstr(name, "name"), detail::cstr(args_json, "args"), &out.p));
+    ToolResult r;
+    r.json = out.str();
+    for (auto &kv : detail::members(r.json)) {
+      if (kv.first == "output") r.output = detail::as_string(kv.second);
+      else if (kv.first == "isError") r.is_error = kv.second == "true";
+      else if (kv.first == "metadata") r.metadata = kv.second;
+    }
+    return r;
+  }
+
+  // Why recent elicitations became cancel on the C++ side (exceptions, refused answers).
+  std::vector<std::string> resolver_errors() const {
+    if (!state_) return {};
+    std::lock_guard<std::mutex> g(state_->mu);
+    return state_->errors;
+  }
+
+  // Disconnects now (idempotent). From inside this client's resolver it throws Error with
+  // TN_ERR_REENTRANT and the client stays connected.
+  // Calls in flight on other threads return promptly (TN_ERR_CLOSED or an is_error result).
+  void close() {
+    tn_client *c = c_.load();
+    bool expected = false;
+    if (!c || !closing_.compare_exchange_strong(expected, true)) return;  // closed, or closing
+    tn_disconnect(c);
+    if (const char *m = tn_last_error_message()) {  // tn_disconnect is void: it left an error
+      Error e(TN_ERR_REENTRANT, m);
+      closing_.store(false);
+      throw e;
+    }
+    c_.store(nullptr);
+    state_.reset();  // the library calls the resolver no more once tn_disconnect returned
+    closing_.store(false);
+  }
+
+  explicit operator bool() const noexcept { return c_.load() != nullptr; }
+
+ private:
+  tn_client *handle() const {
+    tn_client *c = c_.load();
+    if (!c) throw Error(TN_ERR_CLOSED, "the client is closed");
+    return c;
+  }
+  void destroy() noexcept {
+    try {
+      close();
+    } catch (...) {
+      // Destroyed inside its own resolver: the library keeps the client and may call the
+      // resolver again, so its state must outlive us.
+      (void)state_.release();
+      c_.store(nullptr);
+    }
+  }
+
+  std::atomic<tn_client *> c_{nullptr};
+  std::atomic<bool> closing_{false};
+  std::unique_ptr<detail::ResolverState> state_;
+};
+
+}  // namespace toolnexus
+
+#endif  // TOOLNEXUS_HPP

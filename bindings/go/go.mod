@@ -1,0 +1,3 @@
+module toolnexus/bindings/go
+
+go 1.19

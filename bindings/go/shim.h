@@ -1,0 +1,16 @@
+/* C side of the cgo binding. Client and responder handles are registry tokens (small
+ * integers), so they cross into Go only as uintptr_t: held in a Go pointer type they would
+ * trip the garbage collector's and checkptr's bad-pointer checks. */
+#ifndef TOOLNEXUS_GO_SHIM_H
+#define TOOLNEXUS_GO_SHIM_H
+#include <stdint.h>
+#include "toolnexus.h"
+
+tn_status tn_go_connect(const char *config_json, int with_resolver, uintptr_t user_data, uintptr_t *client_out);
+tn_status tn_go_list_tools(uintptr_t client, char **out);
+tn_status tn_go_server_statuses(uintptr_t client, char **out);
+tn_status tn_go_call_tool(uintptr_t client, const char *name, const char *args_json, char **out);
+void tn_go_disconnect(uintptr_t client);
+tn_status tn_go_answer(uintptr_t responder, const char *answer_json);
+tn_status tn_go_server_request_response(int with_resolver, uintptr_t user_data, const char *message_json, char **out);
+#endif

@@ -1,0 +1,586 @@
+// Package toolnexus is a cgo binding for libtoolnexus, the Rust MCP client with a C ABI.
+//
+// Connect starts every server of an MCP config; Tools lists their tools; Call calls one. When a
+// server asks the user something during a call (elicitation), the resolver given to Connect
+// gets a §10 Request and returns an Answer: Accept, Decline, Cancel, or Defer for an answer
+// given later from any goroutine. A resolver that panics makes the server see cancel.
+// Library errors are *Error values carrying the library's own message.
+package toolnexus
+
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"runtime/cgo"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Status is a tn_status code.
+type Status int32
+
+// The status codes of c-api.md (append-only).
+const (
+	StatusOK              Status = 0
+	StatusInvalidArgument Status = 1
+	StatusInvalidJSON     Status = 2
+	StatusConfig          Status = 3
+	StatusNotFound        Status = 4
+	StatusClosed          Status = 5
+	StatusReentrant       Status = 6
+	StatusPanic           Status = 7
+	StatusInternal        Status = 8
+)
+
+// Error is a failed tn_ call: Message is the library's tn_last_error_message.
+type Error struct {
+	Status  Status
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Is makes errors.Is(err, ErrNotFound) and friends compare the status only.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Message == "" && t.Status == e.Status
+}
+
+// Sentinels for errors.Is.
+var (
+	ErrInvalidArgument = &Error{Status: StatusInvalidArgument}
+	ErrInvalidJSON     = &Error{Status: StatusInvalidJSON}
+	ErrConfig          = &Error{Status: StatusConfig}
+	ErrNotFound        = &Error{Status: StatusNotFound}
+	ErrClosed          = &Error{Status: StatusClosed}
+	ErrReentrant       = &Error{Status: StatusReentrant}
+	ErrPanic           = &Error{Status: StatusPanic}
+	ErrInternal        = &Error{Status: StatusInternal}
+)
+
+const (
+	resolved = 0  // TN_RESOLVED
+	deferred = 1  // TN_DEFERRED
+	failed   = -1 // anything else: the server sees cancel
+)
+
+// Version is the library's version, e.g. "0.1.0".
+func Version() string { return C.GoString(C.tn_version()) }
+
+// lastError builds the *Error for status; it must run on the thread that made the failing
+// call, before any other tn_ call there (callers hold runtime.LockOSThread).
+func lastError(st C.tn_status) error {
+	msg := ""
+	if m := C.tn_last_error_message(); m != nil {
+		msg = C.GoString(m)
+	}
+	if msg == "" {
+		msg = C.GoString(C.tn_status_str(st))
+	}
+	return &Error{Status: Status(st), Message: msg}
+}
+
+// callOut runs f (a tn_ function with a `char **out` last parameter) locked to one OS thread,
+// so that the last error read after a failure is this call's, and returns the copied output
+// (ok=false when *out stayed NULL), freeing the library's string.
+func callOut(f func(out **C.char) C.tn_status) (s string, ok bool, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var out *C.char
+	st := f(&out)
+	if st != 0 {
+		err = lastError(st)
+		C.tn_string_free(out)
+		return "", false, err
+	}
+	if out == nil {
+		return "", false, nil
+	}
+	s = C.GoString(out)
+	C.tn_string_free(out)
+	return s, true, nil
+}
+
+// cstr is a C copy of s (free with C.free); a NUL inside s is refused, C would cut s there.
+func cstr(s, what string) (*C.char, error) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return nil, &Error{Status: StatusInvalidArgument, Message: what + " contains a NUL byte"}
+		}
+	}
+	return C.CString(s), nil
+}
+
+// jsonText: string, []byte and json.RawMessage are JSON text as is; anything else is marshalled.
+func jsonText(v any) (string, error) {
+	switch t := v.(type) {
+	case string:
+		return t, nil
+	case []byte:
+		return string(t), nil
+	case json.RawMessage:
+		return string(t), nil
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// ---------------------------------------------------------------- requests and answers
+
+// Request is a §10 Request (contract §4). JSON is the exact text the library produced.
+type Request struct {
+	ID        string          `json:"id"`
+	Kind      string          `json:"kind"` // "input" or "authorization"
+	Prompt    string          `json:"prompt"`
+	URL       string          `json:"url,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty"` // {"schema": …} for input requests
+	ExpiresAt json.RawMessage `json:"expiresAt,omitempty"`
+	JSON      string          `json:"-"`
+}
+
+// Answer is a §10 Answer. Build it with Accept, Decline, Cancel or Defer.
+type Answer struct {
+	ID     string // optional; when set it must be the Request's
+	OK     bool
+	Data   any    // accepted content (marshalled to a JSON object); nil for none
+	Reason string // "declined", "cancelled", … when OK is false
+	// Raw, when not empty, is sent verbatim as the Answer JSON instead of the fields above.
+	Raw string
+	// Later, when set, defers the answer: the first Answer received on it is sent (from
+	// another goroutine, while the reader goes on); a closed channel is cancel.
+	Later <-chan Answer
+}
+
+// Accept answers with data (nil: no content; the server sees {} or its schema defaults).
+func Accept(data any) Answer { return Answer{OK: true, Data: data} }
+
+// Decline makes the server see {"action":"decline"}.
+func Decline() Answer { return Answer{Reason: "declined"} }
+
+// Cancel makes the server see {"action":"cancel"}.
+func Cancel() Answer { return Answer{Reason: "cancelled"} }
+
+// Defer answers later with the first Answer sent on ch.
+func Defer(ch <-chan Answer) Answer { return Answer{Later: ch} }
+
+func (a Answer) text() (string, error) {
+	if a.Raw != "" {
+		return a.Raw, nil
+	}
+	b, err := json.Marshal(struct {
+		ID     string `json:"id,omitempty"`
+		OK     bool   `json:"ok"`
+		Data   any    `json:"data,omitempty"`
+		Reason string `json:"reason,omitempty"`
+	}{a.ID, a.OK, a.Data, a.Reason})
+	return string(b), err
+}
+
+var cancelText = `{"ok":false,"reason":"cancelled"}`
+
+// bridge is what the cgo.Handle given to the library as user_data refers to.
+type bridge struct {
+	fn         func(Request) Answer
+	deferrable bool
+	done       chan struct{} // closed when the client is closed: deferred waiters give up
+
+	mu     sync.Mutex
+	errors []string
+}
+
+func (b *bridge) note(format string, args ...any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.errors) >= 100 {
+		b.errors = b.errors[1:]
+	}
+	b.errors = append(b.errors, fmt.Sprintf(format, args...))
+}
+
+// answer sends a to the responder; false when the library refused it.
+func (b *bridge) answer(responder C.uintptr_t, a Answer) bool {
+	text, err := a.text()
+	if err != nil {
+		b.note("cannot encode the answer: %v", err)
+		return false
+	}
+	ctext, err := cstr(text, "answer")
+	if err != nil {
+		b.note("%v", err)
+		return false
+	}
+	defer C.free(unsafe.Pointer(ctext))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if st := C.tn_go_answer(responder, ctext); st != 0 {
+		if Status(st) != StatusClosed {
+			b.note("the library refused the answer %s: %v", text, lastError(st))
+		}
+		return false
+	}
+	return true
+}
+
+func (b *bridge) answerCancel(responder C.uintptr_t) {
+	b.answer(responder, Answer{Raw: cancelText})
+}
+
+// waitAndAnswer delivers a deferred answer (on its own goroutine).
+func (b *bridge) waitAndAnswer(responder C.uintptr_t, ch <-chan Answer) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.note("deferred answer panicked: %v", r)
+			b.answerCancel(responder)
+		}
+	}()
+	select {
+	case a, ok := <-ch:
+		if !ok || a.Later != nil || !b.answer(responder, a) {
+			b.answerCancel(responder)
+		}
+	case <-b.done: // the client closed: tn_disconnect already answered cancel
+	}
+}
+
+//export tnGoResolve
+func tnGoResolve(userData C.uintptr_t, requestJSON *C.char, responder C.uintptr_t) (rc C.int32_t) {
+	var b *bridge
+	defer func() {
+		if r := recover(); r != nil {
+			if b != nil {
+				b.note("resolver panicked: %v", r)
+			}
+			rc = failed
+		}
+	}()
+	b = cgo.Handle(userData).Value().(*bridge)
+	text := C.GoString(requestJSON)
+	var req Request
+	if err := json.Unmarshal([]byte(text), &req); err != nil {
+		b.note("cannot decode the request: %v", err)
+		return failed
+	}
+	req.JSON = text
+	a := b.fn(req)
+	if a.Later != nil {
+		if b.deferrable {
+			go b.waitAndAnswer(responder, a.Later)
+			return deferred
+		}
+		// The pure function's responder ends when we return: only a ready answer counts.
+		select {
+		case ready, ok := <-a.Later:
+			if !ok || ready.Later != nil {
+				return failed
+			}
+			a = ready
+		default:
+			return failed
+		}
+	}
+	if !b.answer(responder, a) {
+		return failed
+	}
+	return resolved
+}
+
+// ---------------------------------------------------------------- pure functions (§4)
+
+func pure(input, what string, f func(in *C.char, out **C.char) C.tn_status) (string, error) {
+	cin, err := cstr(input, what)
+	if err != nil {
+		return "", err
+	}
+	defer C.free(unsafe.Pointer(cin))
+	s, _, err := callOut(func(out **C.char) C.tn_status { return f(cin, out) })
+	return s, err
+}
+
+// ElicitationToRequest maps MCP elicitation/create params (JSON) to a §10 Request (JSON).
+func ElicitationToRequest(paramsJSON string) (string, error) {
+	return pure(paramsJSON, "params", func(in *C.char, out **C.char) C.tn_status {
+		return C.tn_elicitation_to_request(in, out)
+	})
+}
+
+// AnswerToResult maps a §10 Answer (JSON) to an MCP ElicitResult (JSON).
+func AnswerToResult(answerJSON string) (string, error) {
+	return pure(answerJSON, "answer", func(in *C.char, out **C.char) C.tn_status {
+		return C.tn_answer_to_result(in, out)
+	})
+}
+
+// SanitizeName maps a name, as a JSON string literal, to its §0.1 sanitized form (JSON).
+func SanitizeName(nameJSON string) (string, error) {
+	return pure(nameJSON, "name", func(in *C.char, out **C.char) C.tn_status {
+		return C.tn_sanitize_name(in, out)
+	})
+}
+
+// ServerRequestResponse maps one inbound JSON-RPC message to the reply to write back;
+// ok is false when the message is not a server request. resolver may be nil. It runs
+// synchronously: a deferred Answer counts only if it is already waiting on its channel.
+func ServerRequestResponse(messageJSON string, resolver func(Request) Answer) (reply string, ok bool, err error) {
+	cmsg, err := cstr(messageJSON, "message")
+	if err != nil {
+		return "", false, err
+	}
+	defer C.free(unsafe.Pointer(cmsg))
+	with, ud := C.int(0), C.uintptr_t(0)
+	if resolver != nil {
+		h := cgo.NewHandle(&bridge{fn: resolver})
+		defer h.Delete()
+		with, ud = 1, C.uintptr_t(h)
+	}
+	return callOut(func(out **C.char) C.tn_status {
+		return C.tn_go_server_request_response(with, ud, cmsg, out)
+	})
+}
+
+// ---------------------------------------------------------------- the client
+
+// Client is a connected tn_client; safe for concurrent use.
+type Client struct {
+	handle  C.uintptr_t // a registry token, never dereferenced
+	bridge  *bridge
+	bh      cgo.Handle
+	closing atomic.Bool // a Close is running or done
+	closed  atomic.Bool // tn_disconnect returned
+}
+
+// Tool is one listed tool; Raw is its whole JSON object (title, annotations, … included).
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Source      string          `json:"source"`
+	Server      string          `json:"server"`
+	RemoteName  string          `json:"remoteName"`
+	Raw         json.RawMessage `json:"-"`
+}
+
+// Result is a §0.1 ToolResult; JSON is the library's exact text.
+type Result struct {
+	Output   string          `json:"output"`
+	IsError  bool            `json:"isError"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+	JSON     string          `json:"-"`
+}
+
+// ServerStatus is one server's entry in Statuses; Raw holds every key.
+type ServerStatus struct {
+	Status string          `json:"status"` // "connected", "disabled" or "failed"
+	Error  string          `json:"error,omitempty"`
+	Raw    json.RawMessage `json:"-"`
+}
+
+// Connect starts every server of an MCP config (JSON text). resolver may be nil: then no
+// elicitation capability is advertised. Per-server failures are in Statuses, not errors.
+func Connect(config string, resolver func(Request) Answer) (*Client, error) {
+	ccfg, err := cstr(config, "config")
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(ccfg))
+	c := &Client{}
+	with, ud := C.int(0), C.uintptr_t(0)
+	if resolver != nil {
+		c.bridge = &bridge{fn: resolver, deferrable: true, done: make(chan struct{})}
+		c.bh = cgo.NewHandle(c.bridge)
+		with, ud = 1, C.uintptr_t(c.bh)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var h C.uintptr_t
+	if st := C.tn_go_connect(ccfg, with, ud, &h); st != 0 {
+		err := lastError(st)
+		if c.bridge != nil {
+			c.bh.Delete()
+		}
+		return nil, err
+	}
+	c.handle = h
+	return c, nil
+}
+
+func (c *Client) check() error {
+	if c.closed.Load() {
+		return &Error{Status: StatusClosed, Message: "the client is closed"}
+	}
+	return nil
+}
+
+// ToolsJSON is the library's tool list as JSON text (sorted by name).
+func (c *Client) ToolsJSON() (string, error) {
+	if err := c.check(); err != nil {
+		return "", err
+	}
+	s, _, err := callOut(func(out **C.char) C.tn_status { return C.tn_go_list_tools(c.handle, out) })
+	return s, err
+}
+
+// Tools lists the tools of every connected server, sorted by name.
+func (c *Client) Tools() ([]Tool, error) {
+	s, err := c.ToolsJSON()
+	if err != nil {
+		return nil, err
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal([]byte(s), &raws); err != nil {
+		return nil, err
+	}
+	tools := make([]Tool, len(raws))
+	for i, r := range raws {
+		if err := json.Unmarshal(r, &tools[i]); err != nil {
+			return nil, err
+		}
+		tools[i].Raw = r
+	}
+	return tools, nil
+}
+
+// StatusesJSON is {"servers":{"<name>":{"status":…}}} as the library's JSON text.
+func (c *Client) StatusesJSON() (string, error) {
+	if err := c.check(); err != nil {
+		return "", err
+	}
+	s, _, err := callOut(func(out **C.char) C.tn_status { return C.tn_go_server_statuses(c.handle, out) })
+	return s, err
+}
+
+// Statuses is every configured server's status, by name.
+func (c *Client) Statuses() (map[string]ServerStatus, error) {
+	s, err := c.StatusesJSON()
+	if err != nil {
+		return nil, err
+	}
+	var top struct {
+		Servers map[string]json.RawMessage `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(s), &top); err != nil {
+		return nil, err
+	}
+	m := make(map[string]ServerStatus, len(top.Servers))
+	for name, r := range top.Servers {
+		var st ServerStatus
+		if err := json.Unmarshal(r, &st); err != nil {
+			return nil, err
+		}
+		st.Raw = r
+		m[name] = st
+	}
+	return m, nil
+}
+
+// Call calls a tool by its listed name. args is nil ({}), JSON text (string, []byte,
+// json.RawMessage) or a value to marshal. Tool errors, timeouts and dead servers are Results
+// with IsError; an unknown name is ErrNotFound. When ctx ends first, Call returns ctx.Err()
+// and the call finishes in the background (its result is dropped).
+func (c *Client) Call(ctx context.Context, name string, args any) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if ctx.Done() == nil {
+		return c.call(name, args)
+	}
+	type outcome struct {
+		r   *Result
+		err error
+	}
+	ch := make(chan outcome, 1)
+	go func() {
+		r, err := c.call(name, args)
+		ch <- outcome{r, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.r, o.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Client) call(name string, args any) (*Result, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	cname, err := cstr(name, "name")
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cname))
+	var cargs *C.char
+	if args != nil {
+		text, err := jsonText(args)
+		if err != nil {
+			return nil, err
+		}
+		if cargs, err = cstr(text, "args"); err != nil {
+			return nil, err
+		}
+		defer C.free(unsafe.Pointer(cargs))
+	}
+	s, _, err := callOut(func(out **C.char) C.tn_status { return C.tn_go_call_tool(c.handle, cname, cargs, out) })
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{JSON: s}
+	if err := json.Unmarshal([]byte(s), r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ResolverErrors says why recent elicitations became cancel on the Go side (panics, answers
+// the library refused).
+func (c *Client) ResolverErrors() []string {
+	if c.bridge == nil {
+		return nil
+	}
+	c.bridge.mu.Lock()
+	defer c.bridge.mu.Unlock()
+	return append([]string(nil), c.bridge.errors...)
+}
+
+// Close disconnects every server (bounded) and answers open deferred requests with cancel.
+// Calls in flight return promptly with ErrClosed or an IsError result. Idempotent. Called
+// from inside this client's resolver it does nothing and returns ErrReentrant.
+func (c *Client) Close() error {
+	if !c.closing.CompareAndSwap(false, true) {
+		return nil
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	C.tn_go_disconnect(c.handle)
+	if m := C.tn_last_error_message(); m != nil { // tn_disconnect is void: it left an error
+		err := &Error{Status: StatusReentrant, Message: C.GoString(m)}
+		c.closing.Store(false)
+		return err
+	}
+	c.closed.Store(true)
+	if c.bridge != nil {
+		close(c.bridge.done)
+		c.bh.Delete() // the library calls the resolver no more once tn_disconnect returned
+	}
+	return nil
+}
+
+// debugForcePanic calls tn_debug_force_panic (tests of the TN_ERR_PANIC path).
+func debugForcePanic(msg string) error {
+	cmsg := C.CString(msg)
+	defer C.free(unsafe.Pointer(cmsg))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if st := C.tn_debug_force_panic(cmsg); st != 0 {
+		return lastError(st)
+	}
+	return nil
+}

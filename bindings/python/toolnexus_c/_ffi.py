@@ -1,0 +1,169 @@
+"""The ctypes layer: finding and loading libtoolnexus, every signature, out-strings, errors.
+
+Conventions (c-api.md, architecture.md "Conventions for C-ABI code"): the library is loaded
+with CDLL (never PyDLL, so calls release the GIL and callbacks from library threads take it
+themselves); every function gets argtypes/restype; owned out-strings are c_void_p, copied with
+string_at and released with tn_string_free; tn_last_error_message() is read right after the
+failing call, on the same thread, before any other tn_ call.
+"""
+
+import ctypes
+import os
+import threading
+from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int32, c_void_p
+
+TN_OK = 0
+TN_RESOLVED = 0
+TN_DEFERRED = 1
+# Anything but TN_RESOLVED / TN_DEFERRED: the resolver failed, the server sees cancel.
+RESOLVER_FAILED = -1
+
+# int32_t (*tn_resolver_fn)(void *user_data, const char *request_json, tn_responder *responder)
+RESOLVER = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_void_p)
+NULL_RESOLVER = RESOLVER()
+_OUT = POINTER(c_void_p)
+
+_SIGNATURES = {
+    "tn_version": (c_char_p, []),
+    "tn_status_str": (c_char_p, [c_int32]),
+    "tn_last_error_message": (c_char_p, []),
+    "tn_string_free": (None, [c_void_p]),
+    "tn_elicitation_to_request": (c_int32, [c_char_p, _OUT]),
+    "tn_answer_to_result": (c_int32, [c_char_p, _OUT]),
+    "tn_server_request_response": (c_int32, [RESOLVER, c_void_p, c_char_p, _OUT]),
+    "tn_responder_answer": (c_int32, [c_void_p, c_char_p]),
+    "tn_sanitize_name": (c_int32, [c_char_p, _OUT]),
+    "tn_debug_force_panic": (c_int32, [c_char_p]),
+    "tn_connect": (c_int32, [c_char_p, RESOLVER, c_void_p, _OUT]),
+    "tn_list_tools": (c_int32, [c_void_p, _OUT]),
+    "tn_server_statuses": (c_int32, [c_void_p, _OUT]),
+    "tn_call_tool": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "tn_disconnect": (None, [c_void_p]),
+}
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+BUNDLED_LIB = os.path.join(_PKG_DIR, "libtoolnexus.so")
+# Running from a source checkout without installing: the cargo debug build.
+_CHECKOUT_LIB = os.path.normpath(os.path.join(_PKG_DIR, "..", "..", "..", "target", "debug", "libtoolnexus.so"))
+
+_lib = None
+_lib_lock = threading.Lock()
+
+
+def library_path():
+    """$TOOLNEXUS_LIB when set, else the copy bundled in the package (else a checkout's debug build)."""
+    env = os.environ.get("TOOLNEXUS_LIB")
+    if env:
+        return env
+    if os.path.exists(BUNDLED_LIB) or not os.path.exists(_CHECKOUT_LIB):
+        return BUNDLED_LIB
+    return _CHECKOUT_LIB
+
+
+def lib():
+    """The loaded library, every signature declared (loaded once, on first use)."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    with _lib_lock:
+        if _lib is None:
+            path = library_path()
+            if not os.path.exists(path):
+                raise OSError("libtoolnexus not found at %s (reinstall toolnexus-c, or set TOOLNEXUS_LIB)" % path)
+            handle = ctypes.CDLL(path)
+            for name, (restype, argtypes) in _SIGNATURES.items():
+                fn = getattr(handle, name)
+                fn.restype = restype
+                fn.argtypes = argtypes
+            _lib = handle
+    return _lib
+
+
+# ---------------------------------------------------------------- errors
+
+
+class ToolnexusError(Exception):
+    """A tn_ function returned an error status. str(e) is the library's message
+    (tn_last_error_message); .status is the code, .code its name (e.g. "TN_ERR_NOT_FOUND")."""
+
+    status = None
+    code = "TN_ERR_UNKNOWN"
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.message = message
+        if status is not None:
+            self.status = status
+
+    def __repr__(self):
+        return "%s(%r, status=%r)" % (type(self).__name__, self.message, self.status)
+
+
+def _error_class(name, status, code, doc):
+    return type(name, (ToolnexusError,), {"status": status, "code": code, "__doc__": doc})
+
+
+InvalidArgument = _error_class("InvalidArgument", 1, "TN_ERR_INVALID_ARGUMENT", "NULL, bad UTF-8, wrong JSON shape.")
+InvalidJson = _error_class("InvalidJson", 2, "TN_ERR_INVALID_JSON", "Text that is not JSON.")
+ConfigError = _error_class("ConfigError", 3, "TN_ERR_CONFIG", "The whole config is unusable.")
+NotFound = _error_class("NotFound", 4, "TN_ERR_NOT_FOUND", "No tool of that name.")
+Closed = _error_class("Closed", 5, "TN_ERR_CLOSED", "The client (or responder) is closed.")
+Reentrant = _error_class("Reentrant", 6, "TN_ERR_REENTRANT", "A call that would deadlock.")
+Panic = _error_class("Panic", 7, "TN_ERR_PANIC", "The library caught a panic.")
+Internal = _error_class("Internal", 8, "TN_ERR_INTERNAL", "An internal library error.")
+
+_BY_STATUS = {c.status: c for c in (InvalidArgument, InvalidJson, ConfigError, NotFound, Closed, Reentrant, Panic, Internal)}
+
+
+def last_error_message():
+    """tn_last_error_message() for this thread, or None."""
+    msg = lib().tn_last_error_message()
+    return None if msg is None else msg.decode("utf-8", "replace")
+
+
+def status_str(status):
+    s = lib().tn_status_str(status)
+    return None if s is None else s.decode("utf-8", "replace")
+
+
+def error_for(status):
+    """The exception for a failed call; must run right after it (reads the thread's last error)."""
+    message = last_error_message()
+    if not message:
+        message = status_str(status) or "error %d" % status
+    cls = _BY_STATUS.get(status)
+    if cls is None:
+        return ToolnexusError(message, status)
+    return cls(message, status)
+
+
+# ---------------------------------------------------------------- strings
+
+
+def text_arg(value, what):
+    """str/bytes passed as is (UTF-8); refuses an embedded NUL, which C would cut the text at."""
+    if isinstance(value, str):
+        value = value.encode("utf-8")
+    elif not isinstance(value, (bytes, bytearray)):
+        raise TypeError("%s must be str or bytes, got %s" % (what, type(value).__name__))
+    if b"\0" in value:
+        raise ValueError("%s contains a NUL character" % what)
+    return bytes(value)
+
+
+def call_out(fn, *args):
+    """fn(*args, &out) for a `char **out` function: the string (bytes), or None when *out stayed
+    NULL. Raises the typed error on a non-OK status; the out-string is always freed."""
+    out = c_void_p()
+    status = fn(*args, byref(out))
+    if status != TN_OK:
+        err = error_for(status)
+        if out.value:
+            lib().tn_string_free(out.value)
+        raise err
+    if not out.value:
+        return None
+    try:
+        return ctypes.string_at(out.value)
+    finally:
+        lib().tn_string_free(out.value)

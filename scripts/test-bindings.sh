@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Tests the host bindings (issue 5): Python (ctypes package, pip-installed), Go (cgo, -race with
+# GODEBUG=cgocheck=2), C++ (header-only wrapper, example with -Werror), and the C install
+# (`make install` + pkg-config). Prints one line per part and "N passed, M failed" last; exits
+# non-zero on any failure. Installs what it needs into .cache/ (Go via apt-get when missing).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export RUST_BACKTRACE=0 CARGO_TERM_COLOR=never
+passed=0 failed=0 failed_names=()
+log_dir=target/test-logs/bindings
+out=build/bindings
+mkdir -p "$log_dir" "$out"
+
+part() { # part NAME CMD...: runs CMD, output to a log, echoed on failure
+  local name=$1; shift
+  local log="$log_dir/${name//[^a-zA-Z0-9_-]/_}.log" t0=$SECONDS
+  if "$@" >"$log" 2>&1; then
+    passed=$((passed + 1))
+    printf 'PASS  %-32s %4ss  %s\n' "$name" $((SECONDS - t0)) "$(tail -n 1 "$log" | cut -c1-100)"
+  else
+    failed=$((failed + 1)); failed_names+=("$name")
+    printf 'FAIL  %-32s %4ss  (log: %s)\n' "$name" $((SECONDS - t0)) "$log"
+    tail -n 60 "$log" | sed 's/^/      | /'
+  fi
+}
+
+setup_failed() { echo "setup failed: $1"; tail -n 60 "$2" 2>/dev/null; echo "0 passed, 1 failed"; exit 1; }
+
+# The README's example is the example file, verbatim: readme_is FILE README LANG
+readme_is() {
+  awk -v fence="\`\`\`$3" '$0 == fence {on = 1; next} on && $0 == "```" {exit} on {print}' "$2" | diff -u - "$1" &&
+    echo "$2: the example is $1 ($(wc -l <"$1") lines)"
+}
+
+echo "== setup"
+t0=$SECONDS
+if [ ! -x .cache/peers/py/bin/python ]; then
+  scripts/install-peers.sh >"$log_dir/install-peers.log" 2>&1 || setup_failed scripts/install-peers.sh "$log_dir/install-peers.log"
+fi
+cargo build --workspace >"$log_dir/build.log" 2>&1 || setup_failed "cargo build --workspace" "$log_dir/build.log"
+# The release library with a soname (target/install), shared by `make install` and the Python wheel.
+make -s lib >"$log_dir/build-release.log" 2>&1 || setup_failed "make lib" "$log_dir/build-release.log"
+if ! command -v go >/dev/null; then
+  { apt-get install -y golang-go || { apt-get update && apt-get install -y golang-go; }; } >"$log_dir/apt-go.log" 2>&1 ||
+    setup_failed "apt-get install golang-go" "$log_dir/apt-go.log"
+fi
+echo "ready in $((SECONDS - t0))s ($(go version | cut -d' ' -f3), $(cargo --version | cut -d' ' -f1-2))"
+export TN_FIXTURE=$ROOT/target/debug/tn-fixture-server
+export TN_PARITY_VECTORS=$ROOT/../shared/parity/bridge-vectors.jsonl # ../shared/parity from the repo root
+[ -f "$TN_PARITY_VECTORS" ] || setup_failed "no parity vectors at $TN_PARITY_VECTORS" /dev/null
+
+# ---------------------------------------------------------------- Python
+echo "== python (bindings/python: toolnexus_c)"
+PY=$ROOT/.cache/peers/py/bin/python
+py_install() {
+  "$PY" -c 'import wheel' 2>/dev/null || "$PY" -m pip install -q --disable-pip-version-check wheel || return 1
+  # Quick when already installed: skipped unless the package sources or the library changed.
+  local stamp=.cache/bindings/python.stamp want
+  want=$(cat target/install/release/libtoolnexus.so bindings/python/setup.py bindings/python/pyproject.toml \
+    bindings/python/toolnexus_c/* 2>/dev/null | sha256sum | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && (cd / && "$PY" -c 'import toolnexus_c'); then
+    echo "toolnexus-c already installed from these sources"
+    return 0
+  fi
+  "$PY" -m pip install --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./bindings/python ||
+    return 1
+  mkdir -p .cache/bindings && echo "$want" >"$stamp"
+  (cd / && "$PY" -c 'import toolnexus_c as t, os; p = t.library_path(); print("bundled", p, os.path.getsize(p), "bytes")')
+}
+py_tests() {
+  # Run from the repo root, so `import toolnexus_c` finds the installed package, not the sources.
+  env -u TOOLNEXUS_LIB "$PY" -m pytest bindings/python/tests -q -p no:cacheprovider -rs
+}
+py_example() {
+  readme_is bindings/python/example.py bindings/python/README.md python &&
+    (cd / && env -u TOOLNEXUS_LIB "$PY" "$ROOT/bindings/python/example.py")
+}
+part "python: pip install" py_install
+part "python: tests" py_tests
+part "python: README example" py_example
+
+# ---------------------------------------------------------------- Go
+echo "== go (bindings/go)"
+export GOPATH=$ROOT/.cache/go/path GOCACHE=$ROOT/.cache/go/cache GOMODCACHE=$ROOT/.cache/go/path/pkg/mod
+export GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local GO111MODULE=on
+go_vet() { (cd bindings/go && test -z "$(gofmt -l . | tee /dev/stderr)" && go vet ./... && echo "gofmt and go vet clean"); }
+go_test() {
+  local log=$ROOT/$out/go-test.log
+  (cd bindings/go && GODEBUG=cgocheck=2 go test -race -count=1 -v . >"$log" 2>&1)
+  local rc=$?
+  grep -Ev '^(=== RUN|    --- PASS|--- PASS)' "$log"
+  echo "$(grep -c -- '--- PASS' "$log") tests and subtests passed (go test -race, GODEBUG=cgocheck=2)"
+  return $rc
+}
+go_example() {
+  readme_is bindings/go/example/main.go bindings/go/README.md go &&
+    (cd bindings/go && go build -o "$ROOT/$out/go-example" ./example) && "$out/go-example" "$TN_FIXTURE"
+}
+part "go: gofmt + vet" go_vet
+part "go: test -race cgocheck=2" go_test
+part "go: README example" go_example
+
+# ---------------------------------------------------------------- C++
+echo "== c++ (bindings/cpp)"
+CXX=${CXX:-g++}
+CXXFLAGS=(-std=c++17 -Wall -Wextra -Werror -Iinclude -Ibindings/cpp)
+LINK=(-Ltarget/debug -Wl,-rpath,"$ROOT/target/debug" -ltoolnexus -lpthread)
+cpp_example() {
+  readme_is bindings/cpp/example.cpp bindings/cpp/README.md cpp &&
+    "$CXX" "${CXXFLAGS[@]}" bindings/cpp/example.cpp -o "$out/cpp-example" "${LINK[@]}" &&
+    "$out/cpp-example" "$TN_FIXTURE"
+}
+cpp_test() {
+  "$CXX" "${CXXFLAGS[@]}" -g -O1 bindings/cpp/test.cpp -o "$out/cpp-test" "${LINK[@]}" &&
+    "$out/cpp-test" "$TN_FIXTURE" "$TN_PARITY_VECTORS"
+}
+cpp_test_asan() {
+  "$CXX" "${CXXFLAGS[@]}" -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+    bindings/cpp/test.cpp -o "$out/cpp-test-asan" "${LINK[@]}" &&
+    ASAN_OPTIONS=detect_leaks=1 "$out/cpp-test-asan" "$TN_FIXTURE" "$TN_PARITY_VECTORS"
+}
+part "c++: example -Werror, runs" cpp_example
+part "c++: tests" cpp_test
+part "c++: tests asan+ubsan" cpp_test_asan
+
+# ---------------------------------------------------------------- C install
+echo "== c install (make install + pkg-config)"
+c_install() ( # a subshell: the temporary prefix goes away on exit
+  # A fresh prefix at a fixed path, so Go's build cache (keyed on CGO_LDFLAGS below) is reused.
+  prefix=$ROOT/$out/install-prefix
+  rm -rf "$prefix" && mkdir -p "$prefix" || exit 1
+  trap 'rm -rf "$prefix"' EXIT
+  make -s install PREFIX="$prefix" || return 1
+  (cd "$prefix" && find . | sort)
+  [ "$(readlink "$prefix/lib/libtoolnexus.so")" = libtoolnexus.so.0 ] &&
+    [ "$(readlink "$prefix/lib/libtoolnexus.so.0")" = libtoolnexus.so.0.1.0 ] &&
+    readelf -d "$prefix/lib/libtoolnexus.so.0.1.0" | grep -q 'SONAME.*\[libtoolnexus\.so\.0\]' &&
+    echo "soname libtoolnexus.so.0" || { echo "bad soname or symlinks"; return 1; }
+  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+  echo "pkg-config --cflags --libs toolnexus: $(pkg-config --cflags --libs toolnexus)"
+  # shellcheck disable=SC2046 # word splitting of pkg-config output is intended
+  gcc -std=c99 -Wall -Wextra -Werror bindings/c/install_test.c -o "$out/c-install-test" \
+    $(pkg-config --cflags --libs toolnexus) || return 1
+  readelf -d "$out/c-install-test" | grep -q 'NEEDED.*\[libtoolnexus\.so\.0\]' || { echo "not linked to the soname"; return 1; }
+  LD_LIBRARY_PATH=$prefix/lib "$out/c-install-test" "$TN_FIXTURE" || return 1
+  # the static library, with Libs.private
+  static_libs=$(pkg-config --static --libs toolnexus)
+  # shellcheck disable=SC2046,SC2086
+  gcc -std=c99 -Wall -Wextra -Werror bindings/c/install_test.c -o "$out/c-install-test-static" \
+    $(pkg-config --cflags toolnexus) "$prefix/lib/libtoolnexus.a" ${static_libs//-ltoolnexus/} || return 1
+  ! readelf -d "$out/c-install-test-static" | grep -q libtoolnexus || { echo "static build needs the .so"; return 1; }
+  "$out/c-install-test-static" "$TN_FIXTURE" | tail -n 1 || return 1
+  # Go against the installed copy through pkg-config (build tag toolnexus_pkgconfig)
+  # (CGO_LDFLAGS is part of Go's cache key; the pkg-config output is not.)
+  (cd bindings/go && CGO_LDFLAGS="-L$prefix/lib" go build -tags toolnexus_pkgconfig -o "$ROOT/$out/go-example-pkgconfig" ./example) &&
+    LD_LIBRARY_PATH=$prefix/lib "$out/go-example-pkgconfig" "$TN_FIXTURE" >/dev/null || { echo "go via pkg-config"; return 1; }
+  make -s uninstall PREFIX="$prefix" && [ -z "$(find "$prefix" -type f -o -type l)" ] || { echo "uninstall left files"; return 1; }
+  echo "installed, linked shared+static (+ Go via pkg-config), ran, uninstalled"
+)
+part "c: make install + pkg-config" c_install
+
+echo
+if [ $failed -gt 0 ]; then echo "failed parts: ${failed_names[*]}"; fi
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
