@@ -28,6 +28,30 @@ pub const TN_ERR_INTERNAL: tn_status = 8;
 
 thread_local! {
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+    /// Set while this thread runs inside [`guard`]: a panic there is reported through the
+    /// status and the last error, so the panic hook stays quiet (and records where it was).
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static PANIC_AT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Installs, once, a panic hook that is silent for panics inside the guard (they become
+/// `TN_ERR_PANIC` with a message) and defers to the previous hook elsewhere. The hook belongs to
+/// this library's own copy of std, so a host's own Rust code (another cdylib) is unaffected.
+fn install_quiet_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if GUARDED.with(std::cell::Cell::get) {
+                let at = info
+                    .location()
+                    .map(|l| format!("{}:{}", l.file(), l.line()));
+                PANIC_AT.with(|p| *p.borrow_mut() = at);
+            } else {
+                previous(info);
+            }
+        }));
+    });
 }
 
 /// The C status for an error kind.
@@ -87,15 +111,23 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 /// `TN_ERR_PANIC`. `function` names the exported function in panic messages.
 pub fn guard(function: &str, f: impl FnOnce() -> Result<(), Error>) -> tn_status {
     clear_last_error();
-    match catch_unwind(AssertUnwindSafe(f)) {
+    install_quiet_hook();
+    let outer = GUARDED.with(|g| g.replace(true));
+    let r = catch_unwind(AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(outer));
+    match r {
         Ok(Ok(())) => TN_OK,
         Ok(Err(e)) => {
             set_last_error(&e.message);
             status_of(e.kind)
         }
         Err(p) => {
+            let at = PANIC_AT
+                .with(|a| a.borrow_mut().take())
+                .map(|a| format!(" at {a}"))
+                .unwrap_or_default();
             set_last_error(&format!(
-                "panic inside {function}: {} (this is a bug in toolnexus)",
+                "panic inside {function}: {}{at} (this is a bug in toolnexus)",
                 panic_message(p.as_ref())
             ));
             TN_ERR_PANIC

@@ -178,14 +178,21 @@ pub fn connect(
         .name(format!("tn-http-{}", conn.server))
         .spawn(move || {
             block_sigpipe_on_this_thread();
-            for item in rx {
-                match item {
-                    Inbox::Message(text, carrier) => {
-                        reader_conn.on_line_carried(text.as_bytes(), carrier)
+            let run = std::panic::AssertUnwindSafe(|| {
+                for item in rx {
+                    match item {
+                        Inbox::Message(text, carrier) => {
+                            reader_conn.on_line_carried(text.as_bytes(), carrier)
+                        }
+                        Inbox::FailOne(id, f) => reader_conn.fail_request(id, f),
+                        Inbox::FailAll(f) => reader_conn.fail(f),
                     }
-                    Inbox::FailOne(id, f) => reader_conn.fail_request(id, f),
-                    Inbox::FailAll(f) => reader_conn.fail(f),
                 }
+            });
+            if std::panic::catch_unwind(run).is_err() {
+                reader_conn.fail(Failure::Lost(
+                    "internal error: the reader thread panicked (a bug in toolnexus)".into(),
+                ));
             }
         })
         .map_err(|e| format!("cannot start the reader thread: {e}"))?;

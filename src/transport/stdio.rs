@@ -147,7 +147,17 @@ pub fn spawn(
         let me = t.clone();
         let h = std::thread::Builder::new()
             .name(format!("tn-reader-{server}"))
-            .spawn(move || me.read_loop(out, conn, max_message_bytes))
+            .spawn(move || {
+                let c = conn.clone();
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    me.read_loop(out, conn, max_message_bytes)
+                }));
+                if r.is_err() {
+                    c.fail(Failure::Lost(
+                        "internal error: the reader thread panicked (a bug in toolnexus)".into(),
+                    ));
+                }
+            })
             .map_err(|e| format!("cannot start the reader thread: {e}"))?;
         threads.push(h);
     }

@@ -115,6 +115,7 @@ static void test_wrong_shapes(void) {
 
 static void test_forced_panic(void) {
   expect_err(tn_debug_force_panic("boom 42"), TN_ERR_PANIC, "boom 42", "forced panic");
+  CHECK(contains(tn_last_error_message(), " at src/ffi/mod.rs:"), "the message says where: %s", tn_last_error_message());
   expect_err(tn_debug_force_panic(NULL), TN_ERR_PANIC, "panic", "forced panic default");
   char *out = NULL;
   CHECK(tn_answer_to_result("{\"ok\":false}", &out) == TN_OK, "library still works after a panic");
