@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::json::type_name;
 use crate::jsonrpc::{self, Inbound};
+use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -41,33 +42,55 @@ pub fn is_url_mode(params: &Map<String, Value>) -> bool {
     matches!(params.get("mode"), Some(Value::String(m)) if m == "url")
 }
 
-/// MCP `elicitation/create` params → a §10 Request `{id, kind, prompt, url?, data?}` (§4).
-pub fn elicitation_to_request(params: &Map<String, Value>) -> Map<String, Value> {
-    let url_mode = is_url_mode(params);
-    let mut req = Map::new();
-    req.insert("id".into(), Value::String(next_request_id()));
-    let kind = if url_mode { "authorization" } else { "input" };
-    req.insert("kind".into(), Value::String(kind.into()));
-    let prompt = match params.get("message") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => crate::json::to_text(other),
-    };
-    req.insert("prompt".into(), Value::String(prompt));
-    if url_mode {
-        if let Some(Value::String(u)) = params.get("url") {
-            if !u.is_empty() {
-                req.insert("url".into(), Value::String(u.clone()));
-            }
-        }
-    } else if let Some(schema) = params.get("requestedSchema") {
-        if !schema.is_null() {
-            let mut data = Map::new();
-            data.insert("schema".into(), schema.clone());
-            req.insert("data".into(), Value::Object(data));
-        }
+/// A §10 Request: its id, and its JSON text `{id, kind, prompt, url?, data?}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub id: String,
+    pub json: String,
+}
+
+/// MCP `elicitation/create` params → a §10 Request (§4 table). Serialised straight from the
+/// params, by reference: the schema is not copied.
+pub fn elicitation_to_request(params: &Map<String, Value>) -> Request {
+    #[derive(Serialize)]
+    struct Data<'a> {
+        schema: &'a Value,
     }
-    req
+    #[derive(Serialize)]
+    struct Req<'a> {
+        id: &'a str,
+        kind: &'static str,
+        prompt: std::borrow::Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        url: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        data: Option<Data<'a>>,
+    }
+    let url_mode = is_url_mode(params);
+    let id = next_request_id();
+    let prompt = match params.get("message") {
+        None | Some(Value::Null) => std::borrow::Cow::Borrowed(""),
+        Some(Value::String(s)) => std::borrow::Cow::Borrowed(s.as_str()),
+        Some(other) => std::borrow::Cow::Owned(crate::json::to_text(other)),
+    };
+    let url = match params.get("url") {
+        Some(Value::String(u)) if url_mode && !u.is_empty() => Some(u.as_str()),
+        _ => None,
+    };
+    let data = match params.get("requestedSchema") {
+        Some(schema) if !url_mode && !schema.is_null() => Some(Data { schema }),
+        _ => None,
+    };
+    let req = Req {
+        id: &id,
+        kind: if url_mode { "authorization" } else { "input" },
+        prompt,
+        url,
+        data,
+    };
+    // Serialising borrowed strings and a Value into a String cannot fail.
+    let json = serde_json::to_string(&req).unwrap_or_default();
+    Request { id, json }
 }
 
 /// A validated §10 Answer.
@@ -92,12 +115,12 @@ pub enum ElicitResult {
 
 impl ElicitResult {
     /// The MCP ElicitResult JSON: `{"action":"accept","content":{…}}` etc.
-    pub fn to_value(&self) -> Value {
+    pub fn into_value(self) -> Value {
         let mut m = Map::new();
         match self {
             ElicitResult::Accept(content) => {
                 m.insert("action".into(), Value::String("accept".into()));
-                m.insert("content".into(), Value::Object(content.clone()));
+                m.insert("content".into(), Value::Object(content));
             }
             ElicitResult::AcceptWithoutContent => {
                 m.insert("action".into(), Value::String("accept".into()));
@@ -116,13 +139,16 @@ impl ElicitResult {
 /// Validates a §10 Answer (§4): `ok` must be a boolean; when true, `data` if present and not
 /// null must be an object. When `expected_id` is given, an `id` that is present (and not null)
 /// must equal it.
-pub fn parse_answer(v: &Value, expected_id: Option<&str>) -> Result<Answer> {
-    let obj = v.as_object().ok_or_else(|| {
-        Error::invalid_argument(format!(
-            "an Answer must be a JSON object, got {}",
-            type_name(v)
-        ))
-    })?;
+pub fn parse_answer(v: Value, expected_id: Option<&str>) -> Result<Answer> {
+    let mut obj = match v {
+        Value::Object(m) => m,
+        other => {
+            return Err(Error::invalid_argument(format!(
+                "an Answer must be a JSON object, got {}",
+                type_name(&other)
+            )))
+        }
+    };
     let ok = match obj.get("ok") {
         Some(Value::Bool(b)) => *b,
         None => return Err(Error::invalid_argument("an Answer needs `ok` (a boolean)")),
@@ -142,21 +168,21 @@ pub fn parse_answer(v: &Value, expected_id: Option<&str>) -> Result<Answer> {
         }
     }
     let data = if ok {
-        match obj.get("data") {
+        match obj.swap_remove("data") {
             None | Some(Value::Null) => None,
-            Some(Value::Object(m)) => Some(m.clone()),
+            Some(Value::Object(m)) => Some(m),
             Some(other) => {
                 return Err(Error::invalid_argument(format!(
                     "Answer `data` must be a JSON object when `ok` is true, got {}",
-                    type_name(other)
+                    type_name(&other)
                 )))
             }
         }
     } else {
         None
     };
-    let reason = match obj.get("reason") {
-        Some(Value::String(s)) => Some(s.clone()),
+    let reason = match obj.swap_remove("reason") {
+        Some(Value::String(s)) => Some(s),
         _ => None,
     };
     Ok(Answer { ok, data, reason })
@@ -164,9 +190,9 @@ pub fn parse_answer(v: &Value, expected_id: Option<&str>) -> Result<Answer> {
 
 /// §10 Answer → ElicitResult (§4 table): ok → accept (content = data or `{}`), reason
 /// `"declined"` → decline, anything else → cancel.
-pub fn answer_to_result(a: &Answer) -> ElicitResult {
+pub fn answer_to_result(a: Answer) -> ElicitResult {
     if a.ok {
-        ElicitResult::Accept(a.data.clone().unwrap_or_default())
+        ElicitResult::Accept(a.data.unwrap_or_default())
     } else if a.reason.as_deref() == Some("declined") {
         ElicitResult::Decline
     } else {
@@ -179,7 +205,7 @@ pub fn answer_to_result(a: &Answer) -> ElicitResult {
 pub type ResolverOutcome = Option<Answer>;
 
 /// A synchronous resolver for [`server_request_response`]: §10 Request in, outcome out.
-pub type SyncResolver<'a> = &'a mut dyn FnMut(&Map<String, Value>) -> ResolverOutcome;
+pub type SyncResolver<'a> = &'a mut dyn FnMut(&Request) -> ResolverOutcome;
 
 /// How to answer one server request (§4): the policy shared by the pure function and the
 /// live reader.
@@ -225,10 +251,10 @@ pub fn server_request_response(
         (Route::Elicit(p), Some(resolve)) => {
             let request = elicitation_to_request(p.as_ref());
             let result = match resolve(&request) {
-                Some(answer) => answer_to_result(&answer),
+                Some(answer) => answer_to_result(answer),
                 None => ElicitResult::Cancel,
             };
-            jsonrpc::result_frame(id, result.to_value())
+            jsonrpc::result_frame(id, result.into_value())
         }
         (Route::Elicit(_), None) => jsonrpc::error_frame(id, -32601, "Method not found"),
     };
@@ -254,9 +280,8 @@ mod tests {
 
     fn req(params: &str) -> String {
         let p = parse(params, "p").unwrap();
-        let mut r = elicitation_to_request(p.as_object().unwrap());
-        r.insert("id".into(), Value::String("<ID>".into()));
-        to_text(&Value::Object(r))
+        let r = elicitation_to_request(p.as_object().unwrap());
+        r.json.replace(&r.id, "<ID>")
     }
 
     #[test]
@@ -284,9 +309,9 @@ mod tests {
 
     #[test]
     fn answers() {
-        let a = |t: &str| parse_answer(&parse(t, "a").unwrap(), Some("elc-1-1"));
+        let a = |t: &str| parse_answer(parse(t, "a").unwrap(), Some("elc-1-1"));
         assert_eq!(
-            answer_to_result(&a(r#"{"ok":false,"reason":"declined"}"#).unwrap()),
+            answer_to_result(a(r#"{"ok":false,"reason":"declined"}"#).unwrap()),
             ElicitResult::Decline
         );
         assert!(a(r#"{"ok":"yes"}"#).is_err());

@@ -360,17 +360,22 @@ impl Conn {
     }
 
     /// A server request (to the bridge) or a notification (ignored), classified by `method`.
-    fn on_message(self: &Arc<Self>, obj: Map<String, Value>, carrier: Option<u64>) {
-        if let Inbound::Request { id, method, params } = jsonrpc::classify_object(&obj) {
-            let id = id.clone();
-            match bridge::route(&id, method, params, self.bridge.is_some()) {
-                Route::Reply(frame) => {
-                    let _ = self.send(&crate::json::to_text(&frame));
-                }
-                Route::Elicit(p) => {
-                    let params = p.into_owned();
-                    self.elicit(id, params, carrier);
-                }
+    fn on_message(self: &Arc<Self>, mut obj: Map<String, Value>, carrier: Option<u64>) {
+        let (id, method) = match jsonrpc::classify_object(&obj) {
+            Inbound::Request { id, method, .. } => (id.clone(), method.to_string()),
+            _ => return,
+        };
+        let params = obj.swap_remove("params");
+        match bridge::route(&id, &method, params.as_ref(), self.bridge.is_some()) {
+            Route::Reply(frame) => {
+                let _ = self.send(&crate::json::to_text(&frame));
+            }
+            Route::Elicit(_) => {
+                let params = match params {
+                    Some(Value::Object(m)) => m,
+                    _ => Map::new(),
+                };
+                self.elicit(id, params, carrier);
             }
         }
     }
@@ -381,13 +386,11 @@ impl Conn {
     fn elicit(self: &Arc<Self>, id: Value, params: Map<String, Value>, carrier: Option<u64>) {
         let Some(b) = &self.bridge else { return };
         let request = bridge::elicitation_to_request(&params);
-        let request_id = request
-            .get("id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
         let url_mode = bridge::is_url_mode(&params);
-        let schema = params.get("requestedSchema").cloned();
+        let schema = params.get("requestedSchema").is_some().then(|| {
+            let mut params = params;
+            params.swap_remove("requestedSchema").unwrap_or_default()
+        });
         let clock: Arc<PauseClock> = carrier
             .and_then(|c| {
                 lock(&self.pending)
@@ -400,7 +403,7 @@ impl Conn {
         let timer_key: Arc<Mutex<Option<crate::timer::Key>>> = Arc::new(Mutex::new(None));
         let conn = self.clone();
         let tk = timer_key.clone();
-        let token = responder::open(b.owner, request_id, move |finish| {
+        let token = responder::open(b.owner, request.id, move |finish| {
             if let Some(k) = lock(&tk).take() {
                 crate::timer::cancel(k);
             }
@@ -408,7 +411,7 @@ impl Conn {
             if let Some(why) = why {
                 *lock(&conn.last_elicitation_error) = Some(why);
             }
-            let frame = jsonrpc::result_frame(&id, result.to_value());
+            let frame = jsonrpc::result_frame(&id, result.into_value());
             let _ = conn.send(&crate::json::to_text(&frame));
             clock.end();
         });
@@ -420,9 +423,8 @@ impl Conn {
             // Already ended (cannot normally happen before the resolver runs): drop the timer.
             crate::timer::cancel(key);
         }
-        let text = crate::json::to_text(&Value::Object(request));
         let previous = IN_RESOLVER.with(|c| c.replace(Arc::as_ptr(self) as usize));
-        let rc = b.resolver.call(&text, token);
+        let rc = b.resolver.call(&request.json, token);
         IN_RESOLVER.with(|c| c.set(previous));
         match rc {
             ResolverReturn::Resolved => {

@@ -78,7 +78,7 @@ fn take(token: Token) -> Option<Finisher> {
 pub fn answer(token: Token, answer_json: &str) -> Result<()> {
     let r = lock(registry()).get(&token).cloned().ok_or_else(closed)?;
     let v = crate::json::parse(answer_json, "answer_json")?;
-    let a = parse_answer(&v, Some(&r.request_id))?;
+    let a = parse_answer(v, Some(&r.request_id))?;
     let f = {
         let mut slot = lock(&r.finisher);
         let f = slot.take().ok_or_else(closed)?;
@@ -157,20 +157,11 @@ pub trait Resolver: Send + Sync {
 
 /// Runs `resolver` synchronously for the pure `server_request_response` (c-api.md): only an
 /// answer given before it returns counts; `TN_DEFERRED`, a failure code or no answer is cancel.
-pub fn resolve_now(
-    resolver: &dyn Resolver,
-    request: &serde_json::Map<String, serde_json::Value>,
-) -> Option<Answer> {
-    let id = request
-        .get("id")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default()
-        .to_string();
+pub fn resolve_now(resolver: &dyn Resolver, request: &crate::bridge::Request) -> Option<Answer> {
     let slot: Arc<Mutex<Option<Finish>>> = Arc::new(Mutex::new(None));
     let s = slot.clone();
-    let token = open(0, id, move |f| *lock(&s) = Some(f));
-    let text = crate::json::to_text(&serde_json::Value::Object(request.clone()));
-    let rc = resolver.call(&text, token);
+    let token = open(0, request.id.clone(), move |f| *lock(&s) = Some(f));
+    let rc = resolver.call(&request.json, token);
     let why = match rc {
         ResolverReturn::Resolved => {
             "the resolver returned TN_RESOLVED without answering".to_string()

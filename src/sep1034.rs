@@ -16,7 +16,7 @@ pub fn live_result(
         Finish::Answer(a) => a,
         Finish::Cancel(reason) => return (ElicitResult::Cancel, Some(reason)),
     };
-    match answer_to_result(&answer) {
+    match answer_to_result(answer) {
         ElicitResult::Accept(_) if url_mode => (ElicitResult::AcceptWithoutContent, None),
         ElicitResult::Accept(mut content) => {
             if let Some(Value::Object(schema)) = schema {
@@ -170,7 +170,7 @@ mod tests {
             false,
             Some(&schema),
         );
-        (to_text(&r.to_value()), why)
+        (to_text(&r.into_value()), why)
     }
 
     const S: &str = r#"{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer","default":30},"c":{"type":"string","enum":["r","g"],"default":"g"}},"required":["name"]}"#;
@@ -206,6 +206,6 @@ mod tests {
             true,
             None,
         );
-        assert_eq!(to_text(&r.to_value()), r#"{"action":"accept"}"#);
+        assert_eq!(to_text(&r.into_value()), r#"{"action":"accept"}"#);
     }
 }

@@ -77,12 +77,7 @@ pub unsafe extern "C" fn tn_elicitation_to_request(
         };
         let req = bridge::elicitation_to_request(&params);
         // SAFETY: checked by init_out above.
-        unsafe {
-            set_out(
-                request_json_out,
-                json::to_text(&serde_json::Value::Object(req)),
-            )
-        }
+        unsafe { set_out(request_json_out, req.json) }
     })
 }
 
@@ -100,8 +95,8 @@ pub unsafe extern "C" fn tn_answer_to_result(
         unsafe { init_out(result_json_out, "result_json_out")? };
         // SAFETY: forwarded caller guarantees.
         let text = unsafe { str_arg(answer_json, "answer_json")? };
-        let answer = bridge::parse_answer(&json::parse(text, "answer_json")?, None)?;
-        let result = bridge::answer_to_result(&answer).to_value();
+        let answer = bridge::parse_answer(json::parse(text, "answer_json")?, None)?;
+        let result = bridge::answer_to_result(answer).into_value();
         // SAFETY: checked by init_out above.
         unsafe { set_out(result_json_out, json::to_text(&result)) }
     })
@@ -128,7 +123,7 @@ pub unsafe extern "C" fn tn_server_request_response(
         let text = unsafe { str_arg(message_json, "message_json")? };
         let msg = json::parse(text, "message_json")?;
         let host = HostResolver::new(resolver, user_data);
-        let mut call = |req: &serde_json::Map<String, serde_json::Value>| match &host {
+        let mut call = |req: &bridge::Request| match &host {
             Some(h) => responder::resolve_now(h, req),
             None => None,
         };
