@@ -76,6 +76,7 @@ pub fn open(
             env,
             cwd.as_deref(),
             spec.max_message_bytes,
+            spec.timeout,
             &conn,
         )
         .map_err(|e| phase_error(spec, "connect", &e))?,

@@ -30,8 +30,55 @@ pub fn block_sigpipe_on_this_thread() {
     SIGPIPE_BLOCKED.with(|b| b.set(true));
 }
 
-/// Writes `a` then `b` (a message and its newline) with as few `writev` calls as it takes.
-fn write_loop(fd: RawFd, mut a: &[u8], mut b: &[u8]) -> io::Result<()> {
+/// Makes `fd` non-blocking, so that a write to a child that stops reading is bounded.
+pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor the caller owns; no memory is involved.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Waits until `fd` can be written, at most until `deadline`.
+fn wait_writable(fd: RawFd, deadline: std::time::Instant) -> io::Result<()> {
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the server is not reading its stdin",
+            ));
+        }
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd.
+        let r = unsafe { libc::poll(&mut p, 1, ms) };
+        if r > 0 {
+            return Ok(());
+        }
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
+/// Writes `a` then `b` (a message and its newline) with as few `writev` calls as it takes; on
+/// a non-blocking `fd` a full pipe is waited on until `deadline`.
+fn write_loop(
+    fd: RawFd,
+    mut a: &[u8],
+    mut b: &[u8],
+    deadline: std::time::Instant,
+) -> io::Result<()> {
     while !a.is_empty() || !b.is_empty() {
         let iov = [
             libc::iovec {
@@ -48,10 +95,14 @@ fn write_loop(fd: RawFd, mut a: &[u8], mut b: &[u8]) -> io::Result<()> {
         let n = unsafe { libc::writev(fd, iov.as_ptr(), 2) };
         if n < 0 {
             let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
+            match e.kind() {
+                io::ErrorKind::Interrupted => continue,
+                io::ErrorKind::WouldBlock => {
+                    wait_writable(fd, deadline)?;
+                    continue;
+                }
+                _ => return Err(e),
             }
-            return Err(e);
         }
         let mut n = n as usize;
         let from_a = n.min(a.len());
@@ -65,16 +116,21 @@ fn write_loop(fd: RawFd, mut a: &[u8], mut b: &[u8]) -> io::Result<()> {
 /// Writes all of `buf` and then `tail` to `fd` so that a dead reader is an `EPIPE` error,
 /// never a SIGPIPE that kills the host: on a host thread SIGPIPE is blocked for the write, a
 /// pending one is consumed, and the mask is restored.
-pub fn write_all_no_sigpipe(fd: RawFd, buf: &[u8], tail: &[u8]) -> io::Result<()> {
+pub fn write_all_no_sigpipe(
+    fd: RawFd,
+    buf: &[u8],
+    tail: &[u8],
+    deadline: std::time::Instant,
+) -> io::Result<()> {
     if SIGPIPE_BLOCKED.with(Cell::get) {
-        return write_loop(fd, buf, tail);
+        return write_loop(fd, buf, tail, deadline);
     }
     let set = sigpipe_set();
     // SAFETY: sigset_t is plain data, filled by pthread_sigmask below.
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: valid set pointers.
     unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) };
-    let r = write_loop(fd, buf, tail);
+    let r = write_loop(fd, buf, tail, deadline);
     if matches!(&r, Err(e) if e.raw_os_error() == Some(libc::EPIPE)) {
         // SAFETY: `old` was filled by pthread_sigmask.
         let was_blocked = unsafe { libc::sigismember(&old, libc::SIGPIPE) } == 1;

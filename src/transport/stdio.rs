@@ -68,6 +68,8 @@ pub struct StdioTransport {
     pid: i32,
     stderr: Arc<StderrTail>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Bounds one write: a child that stops reading its stdin cannot hang a caller.
+    write_timeout: Duration,
 }
 
 impl Outbound for StdioTransport {
@@ -76,8 +78,20 @@ impl Outbound for StdioTransport {
         let Some(stdin) = guard.as_ref() else {
             return Err("stdin is closed".into());
         };
-        os::write_all_no_sigpipe(stdin.as_raw_fd(), message.as_bytes(), b"\n")
-            .map_err(|e| format!("writing to the server failed: {e}"))
+        let deadline = Instant::now() + self.write_timeout;
+        match os::write_all_no_sigpipe(stdin.as_raw_fd(), message.as_bytes(), b"\n", deadline) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                // Part of a line may be in the pipe: nothing more can be framed on it.
+                drop(guard);
+                lock(&self.stdin).take();
+                Err(format!(
+                    "the server has not read its stdin for {} ms",
+                    self.write_timeout.as_millis()
+                ))
+            }
+            Err(e) => Err(format!("writing to the server failed: {e}")),
+        }
     }
 }
 
@@ -89,6 +103,7 @@ pub fn spawn(
     env: &[(String, String)],
     cwd: Option<&str>,
     max_message_bytes: usize,
+    write_timeout: Duration,
     conn: &Arc<Conn>,
 ) -> Result<Arc<StdioTransport>, String> {
     let (program, args) = command
@@ -109,6 +124,10 @@ pub fn spawn(
         .map_err(|e| format!("cannot start `{program}`: {e}"))?;
     let pid = child.id() as i32;
     let stdin = child.stdin.take();
+    if let Some(s) = &stdin {
+        // Best effort: without it a write to a child that stops reading is not bounded.
+        let _ = os::set_nonblocking(s.as_raw_fd());
+    }
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let t = Arc::new(StdioTransport {
@@ -118,6 +137,7 @@ pub fn spawn(
         pid,
         stderr: Arc::new(StderrTail::default()),
         threads: Mutex::new(Vec::new()),
+        write_timeout,
     });
     conn.attach(t.clone());
     let mut threads = Vec::new();

@@ -549,6 +549,28 @@ static void test_sigpipe_never_kills_the_host(void) {
   tn_disconnect(c);
 }
 
+static void test_server_that_stops_reading_cannot_hang_a_call(void) {
+  tn_client *c = connect_one("\"--stop-reading-after-init\"", "\"timeout\":500", NULL, NULL);
+  /* 256 KiB of arguments cannot fit in the pipe: the write itself must be bounded */
+  size_t n = 256 * 1024;
+  char *args = malloc(n + 32);
+  strcpy(args, "{\"text\":\"");
+  size_t head = strlen(args);
+  memset(args + head, 'x', n);
+  strcpy(args + head + n, "\"}");
+  double t0 = now_s();
+  char *r = call(c, "fx_echo", args);
+  double took = now_s() - t0;
+  CHECK(contains(r, "has not read its stdin for 500 ms") && contains(r, "\"isError\":true"), "%.300s", r);
+  CHECK(took < 3, "bounded: %.2fs", took);
+  free(r);
+  r = call(c, "fx_echo", "{\"text\":\"x\"}");
+  CHECK(contains(r, "\"isError\":true"), "the connection is failed, not half-written to: %s", r);
+  free(r);
+  free(args);
+  tn_disconnect(c);
+}
+
 static void test_stdout_closed_but_running(void) {
   double t0 = now_s();
   tn_client *c = connect_one("\"--stdout-close-after-init\"", NULL, NULL, NULL);
@@ -894,6 +916,7 @@ int main(int argc, char **argv) {
       {"junk_lines_are_skipped_and_counted", test_junk_lines_are_skipped_and_counted},
       {"line_longer_than_max_fails_the_connection", test_line_longer_than_max_fails_the_connection},
       {"sigpipe_never_kills_the_host", test_sigpipe_never_kills_the_host},
+      {"server_that_stops_reading_cannot_hang_a_call", test_server_that_stops_reading_cannot_hang_a_call},
       {"stdout_closed_but_running", test_stdout_closed_but_running},
       {"inline_accept_decline_cancel", test_inline_accept_decline_cancel},
       {"url_mode", test_url_mode},

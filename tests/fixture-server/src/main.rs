@@ -43,6 +43,7 @@ struct Opts {
     ignore_stdin_eof: bool,
     ignore_sigterm: bool,
     close_stdin_after_init: bool,
+    stop_reading_after_init: bool,
     stdout_close_after_init: bool,
     print_pid_file: Option<String>,
     hardening_tools: bool,
@@ -82,6 +83,7 @@ fn parse_opts() -> Opts {
         ignore_stdin_eof: false,
         ignore_sigterm: false,
         close_stdin_after_init: false,
+        stop_reading_after_init: false,
         stdout_close_after_init: false,
         print_pid_file: None,
         hardening_tools: false,
@@ -111,6 +113,7 @@ fn parse_opts() -> Opts {
             "--ignore-stdin-eof" => o.ignore_stdin_eof = true,
             "--ignore-sigterm" => o.ignore_sigterm = true,
             "--close-stdin-after-init" => o.close_stdin_after_init = true,
+            "--stop-reading-after-init" => o.stop_reading_after_init = true,
             "--stdout-close-after-init" => o.stdout_close_after_init = true,
             "--print-pid-file" => o.print_pid_file = Some(value("--print-pid-file")),
             "--hardening-tools" => o.hardening_tools = true,
@@ -934,6 +937,10 @@ impl Server {
             // and it never reads again.
             unsafe { libc::close(0) };
             eprintln!("fixture: closed stdin");
+            sleep_forever();
+        }
+        if o.stop_reading_after_init {
+            eprintln!("fixture: no longer reading stdin");
             sleep_forever();
         }
     }
