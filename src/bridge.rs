@@ -276,7 +276,7 @@ pub fn elicitation_params(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::{parse, to_text};
+    use crate::json::parse;
 
     fn req(params: &str) -> String {
         let p = parse(params, "p").unwrap();
