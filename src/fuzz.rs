@@ -357,3 +357,38 @@ fn fuzz_result_shaping() {
         }
     });
 }
+
+/// The hot-path scanner must accept exactly what serde_json accepts (as an object), and decode
+/// strings exactly as it does.
+#[test]
+fn fuzz_scanner_matches_serde_json() {
+    let seeds = [
+        r#"{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"a\"\u00e9\ud83d\ude00"}],"isError":false}}"#,
+        r#"{"a":[1,-0.5e-3,1E+2,true,false,null,{"b":{}},[]],"s":"\\\/\b\f\n\r\t"}"#,
+        r#"{"deep":[[[[[[[[[[{"x":[0]}]]]]]]]]]]}"#,
+    ];
+    fuzz("scanner", &seeds, |input| {
+        let ours = crate::scan::top_level(input).is_some();
+        let Ok(text) = std::str::from_utf8(input) else {
+            return;
+        };
+        let serde = serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.is_object());
+        assert_eq!(ours, serde, "validity differs on {text:?}");
+        if ours {
+            for (k, v) in crate::scan::entries(text).expect("entries of a valid object") {
+                assert_eq!(
+                    crate::scan::decode_string(k).map(|c| c.into_owned()),
+                    serde_json::from_str::<String>(k).ok(),
+                    "key decoding differs on {k:?}"
+                );
+                if v.starts_with('"') {
+                    assert_eq!(
+                        crate::scan::decode_string(v).map(|c| c.into_owned()),
+                        serde_json::from_str::<String>(v).ok(),
+                        "string decoding differs on {v:?}"
+                    );
+                }
+            }
+        }
+    });
+}

@@ -2,77 +2,69 @@
 //! parts are never lost: they ride in `metadata.parts`, and are described in `output` when it
 //! would otherwise be empty.
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
+use crate::scan;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
-#[derive(Deserialize)]
-struct Response<'a> {
-    #[serde(borrow, default)]
-    result: Option<Common<'a>>,
-    #[serde(default)]
-    error: Option<Value>,
-}
-
-/// The common shape of a `tools/call` result, borrowed from the line in one pass. Anything
-/// else (a non-text part, structured content, odd types) fails this parse or [`Common::shape`]
-/// and takes the value path instead, which gives the same ToolResult.
-#[derive(Deserialize)]
-struct Common<'a> {
-    #[serde(borrow, default)]
-    content: Vec<Part<'a>>,
-    #[serde(rename = "isError", default)]
-    is_error: Option<bool>,
-    #[serde(rename = "structuredContent", borrow, default)]
-    structured: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct Part<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    text: Option<Cow<'a, str>>,
-}
-
-impl Common<'_> {
-    fn shape(&self) -> Option<String> {
-        if self.structured.is_some_and(|s| s.get() != "null") {
+/// The common shape of a `tools/call` result, read from the validated line without building a
+/// tree: text parts only, no structured content. None for anything else, which takes the value
+/// path ([`tool_result`]) and gives the same ToolResult.
+fn common_shape(result: &str) -> Option<String> {
+    let (mut content, mut is_error, mut plain) = (None, false, true);
+    let object = scan::for_each_entry(result, |key, value| match key {
+        r#""content""# => content = Some(value),
+        r#""isError""# => match value {
+            "true" => is_error = true,
+            "false" | "null" => is_error = false,
+            _ => plain = false,
+        },
+        r#""structuredContent""# if value != "null" => plain = false,
+        _ if key.contains('\\') => plain = false, // an escaped key might be one of these
+        _ => {}
+    });
+    if !object || !plain {
+        return None;
+    }
+    let mut texts: Vec<Cow<'_, str>> = Vec::new();
+    for item in content.map_or(Some(Vec::new()), scan::elements)? {
+        let (mut kind, mut text, mut plain) = (None, None, true);
+        let object = scan::for_each_entry(item, |key, value| match key {
+            r#""type""# => kind = Some(value),
+            r#""text""# => text = Some(value),
+            _ if key.contains('\\') => plain = false,
+            _ => {}
+        });
+        if !object || !plain || kind != Some(r#""text""#) {
             return None;
         }
-        let mut texts: Vec<&str> = Vec::with_capacity(self.content.len());
-        for p in &self.content {
-            match (&p.kind, &p.text) {
-                (Some(k), Some(t)) if k == "text" => texts.push(t),
-                _ => return None,
-            }
-        }
-        let is_error = self.is_error == Some(true);
-        let output = if is_error {
-            texts.retain(|t| !t.trim().is_empty());
-            if texts.is_empty() {
-                return None;
-            }
-            texts.join("\n\n")
-        } else {
-            texts.join("\n")
-        };
-        Some(render(&output, is_error, None))
+        texts.push(scan::decode_string(text?)?);
     }
+    if is_error {
+        texts.retain(|t| !t.trim().is_empty());
+        if texts.is_empty() {
+            return None;
+        }
+    }
+    let sep = if is_error { "\n\n" } else { "\n" };
+    Some(match texts.as_slice() {
+        [one] => render(one, is_error, None),
+        _ => render(&texts.join(sep), is_error, None),
+    })
 }
 
-/// A `tools/call` response line → ToolResult JSON text, or the JSON-RPC error object. The
-/// common case is shaped in one borrowed pass over the line; the rest through [`tool_result`].
+/// A `tools/call` response line (validated JSON) → ToolResult JSON text, or the JSON-RPC error
+/// object. The common case is read straight from the line; the rest through [`tool_result`].
 pub fn from_response(line: &str) -> Result<String, Value> {
-    if let Ok(r) = serde_json::from_str::<Response<'_>>(line) {
-        match &r.result {
-            Some(common) => {
-                if let Some(out) = common.shape() {
-                    return Ok(out);
-                }
-            }
-            None => return Err(r.error.unwrap_or(Value::Null)),
+    let (mut result, mut escaped_keys) = (None, false);
+    scan::for_each_entry(line, |key, value| {
+        if key == r#""result""# {
+            result = Some(value);
+        }
+        escaped_keys |= key.contains('\\');
+    });
+    if let (Some(result), false) = (result, escaped_keys) {
+        if let Some(out) = common_shape(result) {
+            return Ok(out);
         }
     }
     match crate::jsonrpc::result_value(line) {
