@@ -126,7 +126,8 @@ pub fn error_frame(id: &Value, code: i64, message: &str) -> Value {
 pub fn request_text(id: u64, method: &str, params_json: Option<&str>) -> String {
     let mut s = String::with_capacity(64 + params_json.map_or(0, str::len));
     s.push_str(r#"{"jsonrpc":"2.0","id":"#);
-    s.push_str(itoa_u64(id).as_str());
+    // Writing into a String cannot fail.
+    let _ = std::fmt::Write::write_fmt(&mut s, format_args!("{id}"));
     s.push_str(r#","method":"#);
     push_json_string(&mut s, method);
     if let Some(p) = params_json {
@@ -181,10 +182,6 @@ pub fn push_json_string(out: &mut String, v: &str) {
     }
     out.push_str(&v[start..]);
     out.push('"');
-}
-
-fn itoa_u64(n: u64) -> String {
-    n.to_string()
 }
 
 /// The numeric value of a response id we issued (ours are always u64).
