@@ -131,6 +131,14 @@ mod tests {
         assert!(c.feed(b"data: 1\n\ndata: 2\n\ndata: 3\n\n", 8).is_ok());
     }
 
+    /// Found by fuzzing: a lone surrogate escape in a key passed a lenient check here but not the
+    /// reader's strict one; both now apply the same check.
+    #[test]
+    fn lone_surrogates_are_not_messages() {
+        assert!(messages(r#"{"a\ud800":1}"#).is_empty());
+        assert!(messages(r#"[{"a\ud800":1},{"b":2}]"#) == vec![r#"{"b":2}"#.to_string()]);
+    }
+
     #[test]
     fn batches_and_junk() {
         assert_eq!(messages(r#"[{"a":1},2,{"b":2}]"#).len(), 2);
