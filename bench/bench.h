@@ -1,0 +1,51 @@
+/* The benchmark's two contenders behind one small interface, so the driver (bench/host.c)
+ * runs exactly the same workload on each and can interleave them in one process:
+ *   ours  (bench/ours.c)   toolnexus through its public C ABI (include/toolnexus.h)
+ *   floor (bench/floor.c)  a minimal hand-written stdio MCP client (no library)
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+  const char *name;
+  /* spawn + initialize + notifications/initialized + tools/list for servers s0..s{n-1}, all
+   * running `fixture` (followed by fixture_args); returns a handle once all n are ready (dies otherwise). */
+  void *(*connect)(const char *fixture, int n);
+  /* after the clock stopped: dies unless all n servers are connected */
+  void (*check)(void *h, int n);
+  /* closes every connection and reaps the children */
+  void (*disconnect)(void *h);
+  /* tools/call echo {"text":"hello"} on server s0; 0 when the result is the expected one */
+  int (*echo)(void *h);
+  /* tools/call ask_form {} on s0: the server sends elicitation/create mid-call, the client
+   * accepts with {"name":"x"}; 0 when the call returns the accepted answer */
+  int (*ask)(void *h);
+} client_ops;
+
+extern const client_ops floor_ops;
+extern const client_ops ours_ops;
+
+/* Extra arguments after the fixture's path for every server a contender starts from now on
+ * (NULL/0: none). Set by bench/host.c between phases, e.g. {"--init-delay-ms","50"} for the
+ * connect `startup` variant; ours.c appends them to each server's "command" array in the JSON
+ * config, floor.c to the argv it gives posix_spawn. */
+extern const char *const *fixture_args;
+extern int fixture_nargs;
+
+__attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
+
+static inline uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif
