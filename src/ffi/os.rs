@@ -1,10 +1,15 @@
 //! The few POSIX calls the transports need, wrapped safely (the crate keeps `unsafe` in
-//! `src/ffi/`): a socketpair stdin written with `MSG_NOSIGNAL` (a dead child never raises
-//! SIGPIPE in the host), process-group signals, and peeking at a child's exit without reaping
-//! it (so a recycled pgid is never signalled).
+//! `src/ffi/`): SIGPIPE-proof writes, process-group signals, and peeking at a child's exit
+//! without reaping it (so a recycled pgid is never signalled).
 
+use std::cell::Cell;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::RawFd;
+
+thread_local! {
+    /// Set on the library's own threads, which keep SIGPIPE blocked for their whole life.
+    static SIGPIPE_BLOCKED: Cell<bool> = const { Cell::new(false) };
+}
 
 fn sigpipe_set() -> libc::sigset_t {
     // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it fully.
@@ -17,12 +22,12 @@ fn sigpipe_set() -> libc::sigset_t {
 }
 
 /// Blocks SIGPIPE for the rest of the calling thread's life: only for threads the library
-/// spawned itself (readers, stderr drains, the timer, the HTTP runtime), never for a host
-/// thread. A belt to the braces of `MSG_NOSIGNAL` sends and Rust's sockets.
+/// spawned itself (readers, stderr drains, the timer), never for a host thread.
 pub fn block_sigpipe_on_this_thread() {
     let set = sigpipe_set();
     // SAFETY: pthread_sigmask with a valid set and a NULL old-set pointer.
     unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    SIGPIPE_BLOCKED.with(|b| b.set(true));
 }
 
 /// Makes `fd` non-blocking, so that a write to a child that stops reading is bounded.
@@ -66,47 +71,16 @@ fn wait_writable(fd: RawFd, deadline: std::time::Instant) -> io::Result<()> {
     }
 }
 
-/// A connected pair of UNIX stream sockets for a child's stdin: (ours, the child's). Node's
-/// libuv gives every child socketpairs for its stdio the same way, so MCP servers already run
-/// on them; unlike a pipe, a socket can be written with `MSG_NOSIGNAL`, so a dead child is an
-/// `EPIPE` error and never a SIGPIPE in the host, with no per-write signal-mask calls.
-pub fn stdin_socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: socketpair fills the two-element array on success.
-    let r = unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors were just created and are owned by nobody else.
-    let (ours, theirs) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // Only our end writes and only the child's end reads: close the directions not used, so
-    // the child's end reads EOF once ours is closed, exactly like a pipe.
-    // SAFETY: shutdown on descriptors we own.
-    unsafe {
-        libc::shutdown(ours.as_raw_fd(), libc::SHUT_RD);
-        libc::shutdown(theirs.as_raw_fd(), libc::SHUT_WR);
-    }
-    Ok((ours, theirs))
-}
-
-/// Sends `a` then `b` (a message and its newline) on the socket `fd` with `MSG_NOSIGNAL`, in as
-/// few `sendmsg` calls as it takes; when the socket is full (the child is not reading) it waits
-/// until `deadline`.
-pub fn send_all(
+/// Writes `a` then `b` (a message and its newline) with as few `writev` calls as it takes; on
+/// a non-blocking `fd` a full pipe is waited on until `deadline`.
+fn write_loop(
     fd: RawFd,
     mut a: &[u8],
     mut b: &[u8],
     deadline: std::time::Instant,
 ) -> io::Result<()> {
     while !a.is_empty() || !b.is_empty() {
-        let mut iov = [
+        let iov = [
             libc::iovec {
                 iov_base: a.as_ptr() as *mut libc::c_void,
                 iov_len: a.len(),
@@ -116,13 +90,9 @@ pub fn send_all(
                 iov_len: b.len(),
             },
         ];
-        // SAFETY: msghdr is plain data; the fields set below describe the iovecs above.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = iov.as_mut_ptr();
-        msg.msg_iovlen = 2;
-        // SAFETY: `msg` points at two iovecs over valid readable slices; `fd` is a socket the
-        // caller owns. MSG_NOSIGNAL: a closed peer is EPIPE, not a signal.
-        let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
+        // SAFETY: both iovecs describe valid readable slices; `fd` is an open descriptor the
+        // caller owns.
+        let n = unsafe { libc::writev(fd, iov.as_ptr(), 2) };
         if n < 0 {
             let e = io::Error::last_os_error();
             match e.kind() {
@@ -141,6 +111,42 @@ pub fn send_all(
         b = &b[n.min(b.len())..];
     }
     Ok(())
+}
+
+/// Writes all of `buf` and then `tail` to `fd` so that a dead reader is an `EPIPE` error,
+/// never a SIGPIPE that kills the host: on a host thread SIGPIPE is blocked for the write, a
+/// pending one is consumed, and the mask is restored.
+pub fn write_all_no_sigpipe(
+    fd: RawFd,
+    buf: &[u8],
+    tail: &[u8],
+    deadline: std::time::Instant,
+) -> io::Result<()> {
+    if SIGPIPE_BLOCKED.with(Cell::get) {
+        return write_loop(fd, buf, tail, deadline);
+    }
+    let set = sigpipe_set();
+    // SAFETY: sigset_t is plain data, filled by pthread_sigmask below.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid set pointers.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) };
+    let r = write_loop(fd, buf, tail, deadline);
+    if matches!(&r, Err(e) if e.raw_os_error() == Some(libc::EPIPE)) {
+        // SAFETY: `old` was filled by pthread_sigmask.
+        let was_blocked = unsafe { libc::sigismember(&old, libc::SIGPIPE) } == 1;
+        if !was_blocked {
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: consumes the SIGPIPE our write raised on this thread, if pending; a
+            // NULL siginfo pointer is allowed.
+            unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &zero) };
+        }
+    }
+    // SAFETY: restores the mask saved above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    r
 }
 
 /// How a child ended.

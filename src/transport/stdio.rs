@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio as Pipe};
+use std::process::{Child, ChildStdin, Command, Stdio as Pipe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -63,8 +63,7 @@ impl StderrTail {
 /// A running stdio server.
 pub struct StdioTransport {
     server: String,
-    /// Our end of the child's stdin socketpair; None once closed.
-    stdin: Mutex<Option<std::os::fd::OwnedFd>>,
+    stdin: Mutex<Option<ChildStdin>>,
     child: Mutex<Option<Child>>,
     pid: i32,
     stderr: Arc<StderrTail>,
@@ -80,7 +79,7 @@ impl Outbound for StdioTransport {
             return Err("stdin is closed".into());
         };
         let deadline = Instant::now() + self.write_timeout;
-        match os::send_all(stdin.as_raw_fd(), message.as_bytes(), b"\n", deadline) {
+        match os::write_all_no_sigpipe(stdin.as_raw_fd(), message.as_bytes(), b"\n", deadline) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
                 // Part of a line may be in the pipe: nothing more can be framed on it.
@@ -110,26 +109,25 @@ pub fn spawn(
     let (program, args) = command
         .split_first()
         .ok_or_else(|| "empty `command`".to_string())?;
-    let (ours, theirs) =
-        os::stdin_socketpair().map_err(|e| format!("cannot create the stdin socket: {e}"))?;
-    // Best effort: without it a write to a child that stops reading is not bounded.
-    let _ = os::set_nonblocking(ours.as_raw_fd());
     let mut cmd = Command::new(program);
     cmd.args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Pipe::from(theirs))
+        .stdin(Pipe::piped())
         .stdout(Pipe::piped())
         .stderr(Pipe::piped())
         .process_group(0);
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
-    let spawned = cmd.spawn();
-    // The child's end must not stay open here, or its EOF and EPIPE would never come.
-    drop(cmd);
-    let mut child = spawned.map_err(|e| format!("cannot start `{program}`: {e}"))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start `{program}`: {e}"))?;
     let pid = child.id() as i32;
-    let stdin = Some(ours);
+    let stdin = child.stdin.take();
+    if let Some(s) = &stdin {
+        // Best effort: without it a write to a child that stops reading is not bounded.
+        let _ = os::set_nonblocking(s.as_raw_fd());
+    }
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let t = Arc::new(StdioTransport {
