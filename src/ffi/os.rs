@@ -1,15 +1,10 @@
 //! The few POSIX calls the transports need, wrapped safely (the crate keeps `unsafe` in
-//! `src/ffi/`): SIGPIPE-proof writes, process-group signals, and peeking at a child's exit
-//! without reaping it (so a recycled pgid is never signalled).
+//! `src/ffi/`): a stdin pipe that can never raise SIGPIPE, bounded writes, process-group
+//! signals, and peeking at a child's exit without reaping it (so a recycled pgid is never
+//! signalled).
 
-use std::cell::Cell;
 use std::io;
-use std::os::fd::RawFd;
-
-thread_local! {
-    /// Set on the library's own threads, which keep SIGPIPE blocked for their whole life.
-    static SIGPIPE_BLOCKED: Cell<bool> = const { Cell::new(false) };
-}
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 fn sigpipe_set() -> libc::sigset_t {
     // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it fully.
@@ -22,12 +17,13 @@ fn sigpipe_set() -> libc::sigset_t {
 }
 
 /// Blocks SIGPIPE for the rest of the calling thread's life: only for threads the library
-/// spawned itself (readers, stderr drains, the timer), never for a host thread.
+/// spawned itself (readers, stderr drains, the timer, the HTTP runtime), never for a host
+/// thread. Belt and braces: stdin pipes always have a reader ([`stdin_pipe`]) and Rust's
+/// sockets send with `MSG_NOSIGNAL`.
 pub fn block_sigpipe_on_this_thread() {
     let set = sigpipe_set();
     // SAFETY: pthread_sigmask with a valid set and a NULL old-set pointer.
     unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
-    SIGPIPE_BLOCKED.with(|b| b.set(true));
 }
 
 /// Makes `fd` non-blocking, so that a write to a child that stops reading is bounded.
@@ -113,40 +109,31 @@ fn write_loop(
     Ok(())
 }
 
-/// Writes all of `buf` and then `tail` to `fd` so that a dead reader is an `EPIPE` error,
-/// never a SIGPIPE that kills the host: on a host thread SIGPIPE is blocked for the write, a
-/// pending one is consumed, and the mask is restored.
-pub fn write_all_no_sigpipe(
+/// Writes all of `buf` and then `tail` to the non-blocking `fd`, waiting at most until
+/// `deadline` while the pipe is full.
+pub fn write_all(
     fd: RawFd,
     buf: &[u8],
     tail: &[u8],
     deadline: std::time::Instant,
 ) -> io::Result<()> {
-    if SIGPIPE_BLOCKED.with(Cell::get) {
-        return write_loop(fd, buf, tail, deadline);
+    write_loop(fd, buf, tail, deadline)
+}
+
+/// A pipe for a child's stdin: (read end for the child, write end for us, a second read end
+/// that we keep). While we hold a read end the pipe always has a reader, so no write to it
+/// can ever raise SIGPIPE in the host (or fail with EPIPE), whatever the child does and
+/// without a signal-mask call per write; a dead child is noticed by its stdout instead.
+pub fn stdin_pipe() -> io::Result<(OwnedFd, OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 fills the two-element array on success.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
     }
-    let set = sigpipe_set();
-    // SAFETY: sigset_t is plain data, filled by pthread_sigmask below.
-    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: valid set pointers.
-    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) };
-    let r = write_loop(fd, buf, tail, deadline);
-    if matches!(&r, Err(e) if e.raw_os_error() == Some(libc::EPIPE)) {
-        // SAFETY: `old` was filled by pthread_sigmask.
-        let was_blocked = unsafe { libc::sigismember(&old, libc::SIGPIPE) } == 1;
-        if !was_blocked {
-            let zero = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            // SAFETY: consumes the SIGPIPE our write raised on this thread, if pending; a
-            // NULL siginfo pointer is allowed.
-            unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &zero) };
-        }
-    }
-    // SAFETY: restores the mask saved above.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
-    r
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let keep = read.try_clone()?;
+    Ok((read, write, keep))
 }
 
 /// How a child ended.

@@ -8,8 +8,9 @@ use crate::ffi::os;
 use std::collections::VecDeque;
 use std::io::Read;
 use std::os::fd::AsRawFd;
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command, Stdio as Pipe};
+use std::process::{Child, Command, Stdio as Pipe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -63,7 +64,10 @@ impl StderrTail {
 /// A running stdio server.
 pub struct StdioTransport {
     server: String,
-    stdin: Mutex<Option<ChildStdin>>,
+    /// Our write end of the child's stdin; None once closed.
+    stdin: Mutex<Option<OwnedFd>>,
+    /// A read end of that pipe we keep open, so writes never raise SIGPIPE ([`os::stdin_pipe`]).
+    keep_reader: Mutex<Option<OwnedFd>>,
     child: Mutex<Option<Child>>,
     pid: i32,
     stderr: Arc<StderrTail>,
@@ -79,7 +83,7 @@ impl Outbound for StdioTransport {
             return Err("stdin is closed".into());
         };
         let deadline = Instant::now() + self.write_timeout;
-        match os::write_all_no_sigpipe(stdin.as_raw_fd(), message.as_bytes(), b"\n", deadline) {
+        match os::write_all(stdin.as_raw_fd(), message.as_bytes(), b"\n", deadline) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
                 // Part of a line may be in the pipe: nothing more can be framed on it.
@@ -109,30 +113,30 @@ pub fn spawn(
     let (program, args) = command
         .split_first()
         .ok_or_else(|| "empty `command`".to_string())?;
+    let (child_stdin, stdin, keep_reader) =
+        os::stdin_pipe().map_err(|e| format!("cannot create the stdin pipe: {e}"))?;
+    // Best effort: without it a write to a child that stops reading is not bounded.
+    let _ = os::set_nonblocking(stdin.as_raw_fd());
     let mut cmd = Command::new(program);
     cmd.args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Pipe::piped())
+        .stdin(Pipe::from(child_stdin))
         .stdout(Pipe::piped())
         .stderr(Pipe::piped())
         .process_group(0);
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+    let spawned = cmd.spawn();
+    drop(cmd); // closes our copy of the child's read end
+    let mut child = spawned.map_err(|e| format!("cannot start `{program}`: {e}"))?;
     let pid = child.id() as i32;
-    let stdin = child.stdin.take();
-    if let Some(s) = &stdin {
-        // Best effort: without it a write to a child that stops reading is not bounded.
-        let _ = os::set_nonblocking(s.as_raw_fd());
-    }
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let t = Arc::new(StdioTransport {
         server: server.to_string(),
-        stdin: Mutex::new(stdin),
+        stdin: Mutex::new(Some(stdin)),
+        keep_reader: Mutex::new(Some(keep_reader)),
         child: Mutex::new(Some(child)),
         pid,
         stderr: Arc::new(StderrTail::default()),
@@ -327,6 +331,7 @@ impl Transport for StdioTransport {
             let _ = child.wait();
         }
         lock(&self.stdin).take();
+        lock(&self.keep_reader).take();
         // Readers end when the pipes close; one stuck in an inline resolver is left to finish.
         let threads: Vec<JoinHandle<()>> = lock(&self.threads).drain(..).collect();
         let deadline = Instant::now() + Duration::from_secs(1);
