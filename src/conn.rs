@@ -382,6 +382,13 @@ impl Conn {
     /// disconnect ends the responder, which writes the reply.
     fn elicit(self: &Arc<Self>, id: Value, params: Map<String, Value>, carrier: Option<u64>) {
         let Some(b) = &self.bridge else { return };
+        if self.is_dead() {
+            // Closing (or failed): the host is not asked any more; its resolver and user_data
+            // must not be used once tn_disconnect has begun.
+            let frame = jsonrpc::result_frame(&id, bridge::ElicitResult::Cancel.into_value());
+            let _ = self.send(&crate::json::to_text(&frame));
+            return;
+        }
         let request = bridge::elicitation_to_request(&params);
         let url_mode = bridge::is_url_mode(&params);
         let schema = params.get("requestedSchema").is_some().then(|| {
