@@ -233,11 +233,11 @@ impl Client {
         if self.closed.load(Ordering::Acquire) {
             return Err(closed());
         }
-        let args = match args_json {
-            None => "{}",
+        let args: std::borrow::Cow<'_, str> = match args_json {
+            None => "{}".into(),
             Some(a) => {
                 crate::jsonrpc::check_object_text(a, "args_json")?;
-                a.trim()
+                crate::jsonrpc::one_line(a.trim())
             }
         };
         let tool = self
@@ -260,7 +260,7 @@ impl Client {
                 ),
             ));
         }
-        session.call(&tool.remote, args).map_err(|f| match f {
+        session.call(&tool.remote, &args).map_err(|f| match f {
             Failure::Closed => closed(),
             other => Error::new(ErrorKind::Internal, format!("{other:?}")),
         })

@@ -189,6 +189,16 @@ pub fn our_id(id: &Value) -> Option<u64> {
     id.as_u64()
 }
 
+/// Valid JSON `text` on one line, for newline-delimited framing: a raw CR or LF can only stand
+/// between tokens (inside strings they must be escaped), so each becomes a space.
+pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains(['\n', '\r']) {
+        text.replace(['\n', '\r'], " ").into()
+    } else {
+        text.into()
+    }
+}
+
 /// Checks that `text` is one JSON object, cheaply (no tree is built), for embedding as is.
 pub fn check_object_text(text: &str, what: &str) -> Result<()> {
     if crate::scan::top_level(text.as_bytes()).is_some() {
@@ -258,6 +268,15 @@ mod tests {
             result_value(r#"{"id":1,"error":{"code":-1}}"#).unwrap_err()["code"],
             -1
         );
+    }
+
+    #[test]
+    fn pretty_json_goes_on_one_line() {
+        assert_eq!(
+            one_line("{\n  \"a\": \"x\\ny\"\r\n}"),
+            "{   \"a\": \"x\\ny\"  }"
+        );
+        assert!(matches!(one_line("{}"), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]

@@ -83,18 +83,23 @@ pub fn status_text(code: tn_status) -> &'static std::ffi::CStr {
     }
 }
 
+// Thread-locals are reached with `try_with` everywhere: a `tn_` call made while the host's
+// thread is being torn down (from a pthread-key destructor) must not panic outside the guard.
+
 fn set_last_error(message: &str) {
     let c = CString::new(message.replace('\0', "\\0")).unwrap_or_default();
-    LAST_ERROR.with(|e| *e.borrow_mut() = Some(c));
+    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = Some(c));
 }
 
 fn clear_last_error() {
-    LAST_ERROR.with(|e| *e.borrow_mut() = None);
+    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = None);
 }
 
 /// The calling thread's last error message, or NULL. Valid until the next `tn_` call here.
 pub fn last_error_ptr() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ref().map_or(std::ptr::null(), |c| c.as_ptr()))
+    LAST_ERROR
+        .try_with(|e| e.borrow().as_ref().map_or(std::ptr::null(), |c| c.as_ptr()))
+        .unwrap_or(std::ptr::null())
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
@@ -112,9 +117,9 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 pub fn guard(function: &str, f: impl FnOnce() -> Result<(), Error>) -> tn_status {
     clear_last_error();
     install_quiet_hook();
-    let outer = GUARDED.with(|g| g.replace(true));
+    let outer = GUARDED.try_with(|g| g.replace(true)).unwrap_or(false);
     let r = catch_unwind(AssertUnwindSafe(f));
-    GUARDED.with(|g| g.set(outer));
+    let _ = GUARDED.try_with(|g| g.set(outer));
     match r {
         Ok(Ok(())) => TN_OK,
         Ok(Err(e)) => {
@@ -123,7 +128,9 @@ pub fn guard(function: &str, f: impl FnOnce() -> Result<(), Error>) -> tn_status
         }
         Err(p) => {
             let at = PANIC_AT
-                .with(|a| a.borrow_mut().take())
+                .try_with(|a| a.borrow_mut().take())
+                .ok()
+                .flatten()
                 .map(|a| format!(" at {a}"))
                 .unwrap_or_default();
             set_last_error(&format!(

@@ -366,6 +366,10 @@ static void test_results_are_shaped(void) {
   r = call(c, "fx_add", " {\"a\": 2, \"b\": 40} ");
   CHECK(contains(r, "\"output\":\"42\""), "args with whitespace: %s", r);
   free(r);
+  /* pretty-printed arguments must not break newline-delimited framing */
+  r = call(c, "fx_echo", "{\n  \"text\": \"two\\nlines\"\r\n}\n");
+  CHECK(strcmp(r, "{\"output\":\"two\\nlines\",\"isError\":false}") == 0, "pretty args: %s", r);
+  free(r);
   tn_disconnect(c);
 }
 

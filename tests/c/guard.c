@@ -142,6 +142,33 @@ static void test_last_error_is_per_thread(void) {
   CHECK(tn_last_error_message() != NULL, "still set here");
 }
 
+static pthread_key_t teardown_key;
+static void on_thread_teardown(void *v) {
+  /* tn_ calls from a TLS destructor, when the library's own thread-locals may be gone: they
+   * must not abort the process */
+  char *out = NULL;
+  tn_disconnect(NULL);
+  tn_answer_to_result("nope", &out);
+  (void)tn_last_error_message();
+  tn_string_free(out);
+  *(int *)v = 1;
+}
+static void *teardown_thread(void *flag) {
+  pthread_setspecific(teardown_key, flag);
+  char *out = NULL;
+  tn_answer_to_result("nope", &out); /* the library's thread-locals exist now */
+  return NULL;
+}
+
+static void test_calls_during_thread_teardown(void) {
+  static int ran;
+  pthread_key_create(&teardown_key, on_thread_teardown);
+  pthread_t t;
+  pthread_create(&t, NULL, teardown_thread, &ran);
+  pthread_join(t, NULL);
+  CHECK(ran == 1, "the destructor ran and the process is alive");
+}
+
 int main(int argc, char **argv) {
   static const tn_test tests[] = {
       {"version_and_status_text", test_version_and_status_text},
@@ -151,6 +178,7 @@ int main(int argc, char **argv) {
       {"wrong_shapes", test_wrong_shapes},
       {"forced_panic", test_forced_panic},
       {"last_error_is_per_thread", test_last_error_is_per_thread},
+      {"calls_during_thread_teardown", test_calls_during_thread_teardown},
   };
   return run_tests(tests, sizeof tests / sizeof *tests, argc, argv);
 }
