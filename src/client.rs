@@ -285,6 +285,7 @@ impl Client {
             return;
         }
         for s in self.sessions() {
+            s.transport.begin_close();
             s.conn.fail(Failure::Closed);
         }
         crate::responder::cancel_owner(self.id, "the client was disconnected");

@@ -420,7 +420,17 @@ impl Conn {
             clock.end();
         });
         let key = crate::timer::schedule(b.elicitation_timeout, move || {
-            responder::cancel(token, "no answer within elicitationTimeout");
+            // Off the shared timer thread: sending the cancel may wait on a slow server.
+            let cancel = move || {
+                responder::cancel(token, "no answer within elicitationTimeout");
+            };
+            if std::thread::Builder::new()
+                .name("tn-elicit-timeout".into())
+                .spawn(cancel)
+                .is_err()
+            {
+                responder::cancel(token, "no answer within elicitationTimeout");
+            }
         });
         *lock(&timer_key) = Some(key);
         if !responder::is_open(token) {

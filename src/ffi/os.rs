@@ -5,6 +5,7 @@
 
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 fn sigpipe_set() -> libc::sigset_t {
     // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it fully.
@@ -38,8 +39,17 @@ pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
 }
 
 /// Waits until `fd` can be written, at most until `deadline`.
-fn wait_writable(fd: RawFd, deadline: std::time::Instant) -> io::Result<()> {
+/// How often a waiting writer looks at its `give_up` flag.
+const GIVE_UP_CHECK: std::time::Duration = std::time::Duration::from_millis(50);
+
+fn wait_writable(fd: RawFd, deadline: std::time::Instant, give_up: &AtomicBool) -> io::Result<()> {
     loop {
+        if give_up.load(Ordering::Acquire) {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the connection is closing",
+            ));
+        }
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
             return Err(io::Error::new(
@@ -47,6 +57,7 @@ fn wait_writable(fd: RawFd, deadline: std::time::Instant) -> io::Result<()> {
                 "the server is not reading its stdin",
             ));
         }
+        let left = left.min(GIVE_UP_CHECK);
         let mut p = libc::pollfd {
             fd,
             events: libc::POLLOUT,
@@ -70,6 +81,7 @@ fn wait_writable(fd: RawFd, deadline: std::time::Instant) -> io::Result<()> {
 /// Writes `a` then `b` (a message and its newline) with as few `writev` calls as it takes; on
 /// a non-blocking `fd` a full pipe is waited on until `deadline`.
 fn write_loop(
+    give_up: &AtomicBool,
     fd: RawFd,
     mut a: &[u8],
     mut b: &[u8],
@@ -94,7 +106,7 @@ fn write_loop(
             match e.kind() {
                 io::ErrorKind::Interrupted => continue,
                 io::ErrorKind::WouldBlock => {
-                    wait_writable(fd, deadline)?;
+                    wait_writable(fd, deadline, give_up)?;
                     continue;
                 }
                 _ => return Err(e),
@@ -110,14 +122,16 @@ fn write_loop(
 }
 
 /// Writes all of `buf` and then `tail` to the non-blocking `fd`, waiting at most until
-/// `deadline` while the pipe is full.
+/// `deadline` while the pipe is full, and not at all once `give_up` is set: a connection that
+/// is closing never keeps a caller, or `tn_disconnect`, waiting on a child that does not read.
 pub fn write_all(
     fd: RawFd,
     buf: &[u8],
     tail: &[u8],
     deadline: std::time::Instant,
+    give_up: &AtomicBool,
 ) -> io::Result<()> {
-    write_loop(fd, buf, tail, deadline)
+    write_loop(give_up, fd, buf, tail, deadline)
 }
 
 /// A pipe for a child's stdin: (read end for the child, write end for us, a second read end

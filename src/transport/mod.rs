@@ -19,6 +19,8 @@ pub trait Transport: Send + Sync {
     fn shutdown(&self, grace: std::time::Duration);
     /// Diagnostics for failure messages (a stdio child's stderr tail), possibly empty.
     fn diagnostics(&self) -> String;
+    /// The connection is about to close: writes stop waiting on a peer that does not read.
+    fn begin_close(&self) {}
     /// The protocol version `initialize` settled on (HTTP sends it on every later request).
     fn negotiated(&self, _version: &str) {}
 }

@@ -74,6 +74,8 @@ pub struct StdioTransport {
     threads: Mutex<Vec<JoinHandle<()>>>,
     /// Bounds one write: a child that stops reading its stdin cannot hang a caller.
     write_timeout: Duration,
+    /// Set when the connection starts closing: writers stop waiting for a full pipe.
+    closing: AtomicBool,
 }
 
 impl Outbound for StdioTransport {
@@ -83,7 +85,13 @@ impl Outbound for StdioTransport {
             return Err("stdin is closed".into());
         };
         let deadline = Instant::now() + self.write_timeout;
-        match os::write_all(stdin.as_raw_fd(), message.as_bytes(), b"\n", deadline) {
+        match os::write_all(
+            stdin.as_raw_fd(),
+            message.as_bytes(),
+            b"\n",
+            deadline,
+            &self.closing,
+        ) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
                 // Part of a line may be in the pipe: nothing more can be framed on it.
@@ -142,6 +150,7 @@ pub fn spawn(
         stderr: Arc::new(StderrTail::default()),
         threads: Mutex::new(Vec::new()),
         write_timeout,
+        closing: AtomicBool::new(false),
     });
     conn.attach(t.clone());
     let mut threads = Vec::new();
@@ -237,9 +246,13 @@ impl StdioTransport {
         conn.fail(Failure::Lost(format!(
             "the server sent a message longer than maxMessageBytes ({max} bytes); the connection was closed"
         )));
-        // Stop the child from blocking on a pipe nobody reads; shutdown reaps it later.
+        // Stop the child from blocking on a pipe nobody reads; shutdown reaps it later. Signal
+        // only while the leader is unreaped (the child lock held), so its pgid is still ours.
+        if lock(&self.child).is_some() {
+            os::signal_group(self.pid, os::SIGKILL);
+        }
+        self.closing.store(true, Ordering::Release);
         lock(&self.stdin).take();
-        os::signal_group(self.pid, os::SIGKILL);
     }
 
     /// Why stdout ended: waits briefly for the exit status and the last stderr lines.
@@ -306,7 +319,12 @@ fn group_members(pgid: i32) -> usize {
 }
 
 impl Transport for StdioTransport {
+    fn begin_close(&self) {
+        self.closing.store(true, Ordering::Release);
+    }
+
     fn shutdown(&self, grace: Duration) {
+        self.closing.store(true, Ordering::Release);
         // A writer blocked on a full pipe holds the lock; then the signals below unblock it.
         if let Ok(mut g) = self.stdin.try_lock() {
             g.take();

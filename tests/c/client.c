@@ -589,6 +589,46 @@ static void test_server_that_stops_reading_cannot_hang_a_call(void) {
   tn_disconnect(c);
 }
 
+typedef struct {
+  tn_client *c;
+  const char *args;
+  char *result;
+  double took;
+} big_call;
+
+static void *big_call_thread(void *arg) {
+  big_call *b = arg;
+  double t0 = now_s();
+  b->result = call(b->c, "fx_echo", b->args);
+  b->took = now_s() - t0;
+  return NULL;
+}
+
+/* A caller stuck writing to a child that does not read must not hold tn_disconnect (or itself)
+ * for the server's whole timeout. */
+static void test_disconnect_during_a_stuck_write_is_bounded(void) {
+  tn_client *c = connect_one("\"--stop-reading-after-init\"", "\"timeout\":20000", NULL, NULL);
+  size_t n = 512 * 1024;
+  char *args = malloc(n + 32);
+  strcpy(args, "{\"text\":\"");
+  size_t head = strlen(args);
+  memset(args + head, 'y', n);
+  strcpy(args + head + n, "\"}");
+  big_call b = {c, args, NULL, 0};
+  pthread_t t;
+  pthread_create(&t, NULL, big_call_thread, &b);
+  sleep_ms(500);
+  double t0 = now_s();
+  tn_disconnect(c);
+  double took = now_s() - t0;
+  pthread_join(t, NULL);
+  CHECK(took < 5, "disconnect bounded: %.2fs", took);
+  CHECK(b.took < 6, "the stuck caller returned promptly: %.2fs", b.took);
+  CHECK(contains(b.result, "ERR 5") || contains(b.result, "\"isError\":true"), "%.200s", b.result);
+  free(b.result);
+  free(args);
+}
+
 static void test_stdout_closed_but_running(void) {
   double t0 = now_s();
   tn_client *c = connect_one("\"--stdout-close-after-init\"", NULL, NULL, NULL);
@@ -935,6 +975,7 @@ int main(int argc, char **argv) {
       {"line_longer_than_max_fails_the_connection", test_line_longer_than_max_fails_the_connection},
       {"sigpipe_never_kills_the_host", test_sigpipe_never_kills_the_host},
       {"server_that_stops_reading_cannot_hang_a_call", test_server_that_stops_reading_cannot_hang_a_call},
+      {"disconnect_during_a_stuck_write_is_bounded", test_disconnect_during_a_stuck_write_is_bounded},
       {"stdout_closed_but_running", test_stdout_closed_but_running},
       {"inline_accept_decline_cancel", test_inline_accept_decline_cancel},
       {"url_mode", test_url_mode},
