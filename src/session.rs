@@ -114,6 +114,20 @@ pub fn open(
 }
 
 impl Session {
+    /// [`describe`], plus the child's last stderr lines when the server went silent (§3: a
+    /// failure message carries the stderr tail; a dead child's already does).
+    fn explain(&self, f: &Failure) -> String {
+        let mut msg = describe(f, &self.spec);
+        if matches!(f, Failure::Timeout(_)) {
+            let tail = self.transport.diagnostics();
+            if !tail.is_empty() {
+                msg.push_str("; stderr: ");
+                msg.push_str(&tail);
+            }
+        }
+        msg
+    }
+
     fn handshake(&self, with_resolver: bool) -> Result<(String, Vec<Map<String, Value>>), Failed> {
         let spec = &self.spec;
         let init = self
@@ -123,7 +137,7 @@ impl Session {
                 Some(&initialize_params(with_resolver)),
                 spec.timeout,
             )
-            .map_err(|f| phase_error(spec, "initialize", &describe(&f, spec)))?;
+            .map_err(|f| phase_error(spec, "initialize", &self.explain(&f)))?;
         let version = init
             .get("protocolVersion")
             .and_then(Value::as_str)
@@ -163,7 +177,7 @@ impl Session {
             let page = self
                 .conn
                 .request_value("tools/list", params.as_deref(), spec.timeout)
-                .map_err(|f| phase_error(spec, "tools/list", &describe(&f, spec)))?;
+                .map_err(|f| phase_error(spec, "tools/list", &self.explain(&f)))?;
             if let Some(Value::Array(items)) = page.get("tools") {
                 tools.extend(items.iter().filter_map(|t| t.as_object().cloned()));
             }
@@ -212,7 +226,7 @@ impl Session {
                 Ok(crate::shape::failure(&format!(
                     "server `{}`: {phase}: {}",
                     self.spec.name,
-                    describe(&f, &self.spec)
+                    self.explain(&f)
                 )))
             }
         }

@@ -318,6 +318,18 @@ static void test_startup_failures(void) {
   free(st);
 }
 
+/* A server that says why on stderr and then goes silent: the status carries its words. */
+static void test_silent_server_failure_quotes_stderr(void) {
+  tn_client *c = connect_cfg("{\"mcpServers\":{\"q\":{\"command\":[\"sh\",\"-c\","
+                             "\"echo 'fatal: OPENAI_API_KEY is not set' >&2; exec sleep 30\"],\"timeout\":500}}}",
+                             NULL, NULL);
+  char *st = statuses(c);
+  CHECK(contains(st, "server `q` failed during `initialize`: no answer within 500 ms; stderr: fatal: OPENAI_API_KEY is not set"),
+        "%s", st);
+  free(st);
+  tn_disconnect(c);
+}
+
 static void test_servers_start_in_parallel(void) {
   char *s = server("\"--init-delay-ms\",\"600\"", NULL);
   char *cfg = fmt("{\"mcpServers\":{\"a\":%s,\"b\":%s,\"c\":%s,\"d\":%s}}", s, s, s, s);
@@ -964,6 +976,7 @@ int main(int argc, char **argv) {
       {"protocol_versions", test_protocol_versions},
       {"pagination", test_pagination},
       {"startup_failures", test_startup_failures},
+      {"silent_server_failure_quotes_stderr", test_silent_server_failure_quotes_stderr},
       {"servers_start_in_parallel", test_servers_start_in_parallel},
       {"results_are_shaped", test_results_are_shaped},
       {"timeout_cancels_and_server_lives_on", test_timeout_cancels_and_server_lives_on},

@@ -646,7 +646,8 @@ def test_sigpipe_never_kills_the_host(one):
     assert lines[-1] == "host survived", p.stdout
     # The library keeps a reader on the child's stdin, so no write can raise SIGPIPE: a child
     # that closed its stdin just never answers.
-    want = tool_result("server `fx`: tools/call `echo` timed out: no answer within 300 ms", True)
+    want = tool_result("server `fx`: tools/call `echo` timed out: no answer within 300 ms; "
+                       "stderr: fixture: closed stdin", True)
     assert json.loads(lines[0]) == [[TN_OK, want]] * 3, lines[0]
     # and in this process too (SIGPIPE ignored, as Python leaves it)
     c = one("--close-stdin-after-init", timeout=300)
