@@ -9,10 +9,13 @@ use crate::responder::Resolver;
 use crate::session::{self, Session};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
+
+/// How long disconnect waits for host resolver calls that are still running.
+const RESOLVER_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 enum State {
     Connected(Session),
@@ -40,6 +43,8 @@ pub struct Client {
     tools: HashMap<String, Tool>,
     tools_json: String,
     closed: AtomicBool,
+    /// Host resolver calls in progress (shared with every connection's bridge).
+    resolving: Arc<AtomicUsize>,
 }
 
 impl Client {
@@ -48,17 +53,20 @@ impl Client {
     pub fn connect(config_json: &str, resolver: Option<Arc<dyn Resolver>>) -> Result<Client> {
         let entries = config::parse(config_json)?;
         let id = NEXT_CLIENT.fetch_add(1, Ordering::Relaxed);
+        let active = Arc::new(AtomicUsize::new(0));
         let results: Vec<(State, Vec<Map<String, Value>>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = entries
                 .iter()
                 .map(|(_, entry)| {
                     let resolver = resolver.clone();
+                    let active = active.clone();
                     match entry {
                         Entry::Enabled(spec) => Some(scope.spawn(move || {
                             let bridge = resolver.map(|resolver| Bridge {
                                 resolver,
                                 elicitation_timeout: spec.elicitation_timeout,
                                 owner: id,
+                                active,
                             });
                             session::open(spec, bridge)
                         })),
@@ -111,6 +119,7 @@ impl Client {
             tools: HashMap::new(),
             tools_json: String::new(),
             closed: AtomicBool::new(false),
+            resolving: active,
         };
         client.index_tools(listed);
         Ok(client)
@@ -291,13 +300,19 @@ impl Client {
         crate::responder::cancel_owner(self.id, "the client was disconnected");
     }
 
-    /// Second half: shut every transport down, in parallel, each bounded.
+    /// Second half: shut every transport down, in parallel, each bounded; then wait (bounded)
+    /// for resolver calls still running, so that the host's resolver is not running once
+    /// `tn_disconnect` returns unless it is blocked past that bound.
     pub fn close_finish(&self) {
         std::thread::scope(|scope| {
             for s in self.sessions() {
                 scope.spawn(move || s.transport.shutdown(crate::transport::DISCONNECT_GRACE));
             }
         });
+        let deadline = std::time::Instant::now() + RESOLVER_DRAIN;
+        while self.resolving.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
     }
 }
 

@@ -135,6 +135,9 @@ pub struct Bridge {
     pub elicitation_timeout: Duration,
     /// Owner key for responders of this client (disconnect cancels them all).
     pub owner: u64,
+    /// Calls into the host's resolver in progress, across the client's connections:
+    /// disconnect waits (bounded) for none to be left.
+    pub active: Arc<AtomicUsize>,
 }
 
 struct Pending {
@@ -382,9 +385,22 @@ impl Conn {
     /// disconnect ends the responder, which writes the reply.
     fn elicit(self: &Arc<Self>, id: Value, params: Map<String, Value>, carrier: Option<u64>) {
         let Some(b) = &self.bridge else { return };
+        // Counted before the check, so that disconnect (which marks the connection dead, then
+        // waits for this count) either stops this call here or waits for it.
+        b.active.fetch_add(1, Ordering::SeqCst);
+        self.elicit_counted(b, id, params, carrier);
+        b.active.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    fn elicit_counted(
+        self: &Arc<Self>,
+        b: &Bridge,
+        id: Value,
+        params: Map<String, Value>,
+        carrier: Option<u64>,
+    ) {
         if self.is_dead() {
-            // Closing (or failed): the host is not asked any more; its resolver and user_data
-            // must not be used once tn_disconnect has begun.
+            // Closing (or failed): the host is not asked any more.
             let frame = jsonrpc::result_frame(&id, bridge::ElicitResult::Cancel.into_value());
             let _ = self.send(&crate::json::to_text(&frame));
             return;
@@ -436,6 +452,12 @@ impl Conn {
         if !responder::is_open(token) {
             // Already ended (cannot normally happen before the resolver runs): drop the timer.
             crate::timer::cancel(key);
+        }
+        if self.is_dead() {
+            // Disconnect began after the first check and may already have cancelled this
+            // client's responders: this one too, and the host is not called.
+            responder::cancel(token, "the client was disconnected");
+            return;
         }
         let previous = IN_RESOLVER.with(|c| c.replace(Arc::as_ptr(self) as usize));
         let rc = b.resolver.call(&request.json, token);

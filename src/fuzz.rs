@@ -274,6 +274,7 @@ fn fuzz_jsonrpc_line_classification() {
             resolver: std::sync::Arc::new(NoResolver),
             elicitation_timeout: Duration::from_secs(5),
             owner: u64::MAX,
+            active: std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         }),
     );
     let seeds = [
