@@ -217,10 +217,12 @@ impl Outbound for HttpTransport {
         }
         let me = self.me.upgrade().ok_or("the connection is closed")?;
         let body = message.to_string();
-        let is_notification = method.is_some() && id.is_none();
-        if is_notification && tokio::runtime::Handle::try_current().is_err() {
-            // In order: `notifications/initialized` must reach the server before the
-            // requests that follow it, so notifications are delivered before send returns.
+        let must_precede = method.as_deref() == Some("notifications/initialized");
+        if must_precede && tokio::runtime::Handle::try_current().is_err() {
+            // In order: `notifications/initialized` must reach the server before the requests
+            // that follow it, so it is delivered before send returns. Other notifications (a
+            // cancellation after a timeout) go out in the background: the caller has waited
+            // long enough.
             runtime().block_on(me.deliver(body, None, method));
             return Ok(());
         }
@@ -574,6 +576,13 @@ impl HttpTransport {
             .url
             .join(endpoint.trim())
             .map_err(|e| format!("the legacy `endpoint` event is not a URL: {e}"))?;
+        if endpoint.origin() != self.url.origin() {
+            // The configured headers (secrets) would go to another host.
+            return Err(format!(
+                "the legacy `endpoint` event names another origin ({}); refused",
+                redact(&endpoint)
+            ));
+        }
         if let Some(conn) = self.conn.upgrade() {
             conn.set_per_call_clock(false);
         }

@@ -153,52 +153,70 @@ pub fn spawn(
         closing: AtomicBool::new(false),
     });
     conn.attach(t.clone());
-    let mut threads = Vec::new();
-    if let Some(mut err) = stderr {
-        let tail = t.stderr.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("tn-stderr-{server}"))
-            .stack_size(64 * 1024)
-            .spawn(move || {
-                block_sigpipe_on_this_thread();
-                let mut buf = [0u8; 8192];
-                loop {
-                    match err.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => tail.push(&buf[..n]),
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => break,
-                    }
-                }
-                tail.done.store(true, Ordering::Release);
-            })
-            .map_err(|e| format!("cannot start the stderr thread: {e}"))?;
-        threads.push(h);
+    if let Err(e) = t.start_threads(server, stdout, stderr, max_message_bytes, conn) {
+        // A child nobody reads would linger: end it now.
+        t.shutdown(Duration::ZERO);
+        return Err(e);
     }
-    if let Some(out) = stdout {
-        let conn = conn.clone();
-        let me = t.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("tn-reader-{server}"))
-            .spawn(move || {
-                let c = conn.clone();
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    me.read_loop(out, conn, max_message_bytes)
-                }));
-                if r.is_err() {
-                    c.fail(Failure::Lost(
-                        "internal error: the reader thread panicked (a bug in toolnexus)".into(),
-                    ));
-                }
-            })
-            .map_err(|e| format!("cannot start the reader thread: {e}"))?;
-        threads.push(h);
-    }
-    *lock(&t.threads) = threads;
     Ok(t)
 }
 
 impl StdioTransport {
+    fn start_threads(
+        self: &Arc<Self>,
+        server: &str,
+        stdout: Option<std::process::ChildStdout>,
+        stderr: Option<std::process::ChildStderr>,
+        max_message_bytes: usize,
+        conn: &Arc<Conn>,
+    ) -> Result<(), String> {
+        let t = self;
+        let mut threads = Vec::new();
+        if let Some(mut err) = stderr {
+            let tail = t.stderr.clone();
+            let h = std::thread::Builder::new()
+                .name(format!("tn-stderr-{server}"))
+                .stack_size(64 * 1024)
+                .spawn(move || {
+                    block_sigpipe_on_this_thread();
+                    let mut buf = [0u8; 8192];
+                    loop {
+                        match err.read(&mut buf) {
+                            Ok(0) => break,
+                            Ok(n) => tail.push(&buf[..n]),
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                            Err(_) => break,
+                        }
+                    }
+                    tail.done.store(true, Ordering::Release);
+                })
+                .map_err(|e| format!("cannot start the stderr thread: {e}"))?;
+            threads.push(h);
+        }
+        if let Some(out) = stdout {
+            let conn = conn.clone();
+            let me = t.clone();
+            let h = std::thread::Builder::new()
+                .name(format!("tn-reader-{server}"))
+                .spawn(move || {
+                    let c = conn.clone();
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        me.read_loop(out, conn, max_message_bytes)
+                    }));
+                    if r.is_err() {
+                        c.fail(Failure::Lost(
+                            "internal error: the reader thread panicked (a bug in toolnexus)"
+                                .into(),
+                        ));
+                    }
+                })
+                .map_err(|e| format!("cannot start the reader thread: {e}"))?;
+            threads.push(h);
+        }
+        *lock(&t.threads) = threads;
+        Ok(())
+    }
+
     fn read_loop(&self, mut out: std::process::ChildStdout, conn: Arc<Conn>, max: usize) {
         block_sigpipe_on_this_thread();
         let mut buf = vec![0u8; 64 * 1024];
@@ -258,13 +276,19 @@ impl StdioTransport {
     /// Why stdout ended: waits briefly for the exit status and the last stderr lines.
     fn eof_message(&self) -> String {
         let deadline = Instant::now() + Duration::from_millis(500);
-        let mut exit = os::peek_exit(self.pid);
+        // Only while the leader is unreaped (its child lock held): a reaped pid may be reused.
+        let peek = || {
+            lock(&self.child)
+                .as_ref()
+                .and_then(|_| os::peek_exit(self.pid))
+        };
+        let mut exit = peek();
         while Instant::now() < deadline
             && (exit.is_none() || !self.stderr.done.load(Ordering::Acquire))
         {
             std::thread::sleep(Duration::from_millis(5));
             if exit.is_none() {
-                exit = os::peek_exit(self.pid);
+                exit = peek();
             }
         }
         let mut msg = match exit {

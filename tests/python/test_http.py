@@ -299,6 +299,15 @@ def test_legacy_only_server(connect, scripted):
     assert output(c.result("h_echo", '{"text":"old"}')) == ("legacy echo: old", False)
 
 
+def test_legacy_endpoint_on_another_origin_is_refused(connect, scripted, monkeypatch):
+    monkeypatch.setenv("TN_TEST_TOKEN", "s3cr3t-token")
+    c = connect(one(scripted + "/legacyevil/mcp", headers={"Authorization": "Bearer ${TN_TEST_TOKEN}"}))
+    st = json.loads(c.statuses_text())["servers"]["h"]
+    assert st["status"] == "failed", st
+    assert "the legacy `endpoint` event names another origin (http://elsewhere.invalid/steal); refused" in st["error"]
+    assert "s3cr3t" not in c.statuses_text()
+
+
 def test_stall_mid_stream_times_out(connect, scripted):
     c = connect(one(scripted + "/stall/mcp", timeout=500))
     t0 = time.time()
