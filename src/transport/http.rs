@@ -62,7 +62,9 @@ struct State {
     mode: Mode,
     /// The `initialize` params we sent, to re-initialize after a 404 on an expired session.
     init_params: Option<String>,
-    reinitialized: bool,
+    /// How many times the session was re-established after a 404 (requests remember the one
+    /// they were sent with, so concurrent 404s re-initialize once).
+    generation: u64,
 }
 
 /// A streamable-HTTP (or legacy SSE) server connection.
@@ -80,6 +82,8 @@ pub struct HttpTransport {
     background: Mutex<Vec<AbortHandle>>,
     closed: AtomicBool,
     reader: Mutex<Option<JoinHandle<()>>>,
+    /// Serialises re-initialization after a 404.
+    reinit: tokio::sync::Mutex<()>,
 }
 
 /// A URL without userinfo or query, safe for messages (headers and queries may hold secrets).
@@ -164,12 +168,13 @@ pub fn connect(
             version: None,
             mode: Mode::Unknown,
             init_params: None,
-            reinitialized: false,
+            generation: 0,
         }),
         tasks: Mutex::new(HashMap::new()),
         background: Mutex::new(Vec::new()),
         closed: AtomicBool::new(false),
         reader: Mutex::new(None),
+        reinit: tokio::sync::Mutex::new(()),
     });
     conn.set_per_call_clock(true);
     conn.attach(t.clone());
@@ -315,7 +320,7 @@ impl HttpTransport {
         let is_init = method == Some("initialize");
         let mut retried = false;
         loop {
-            let (legacy, unknown, had_session) = {
+            let (legacy, unknown, had_session, generation) = {
                 let st = lock(&self.state);
                 let legacy = match &st.mode {
                     Mode::Legacy(ep) => Some(ep.clone()),
@@ -325,6 +330,7 @@ impl HttpTransport {
                     legacy,
                     matches!(st.mode, Mode::Unknown),
                     st.session.is_some(),
+                    st.generation,
                 )
             };
             if let Some(endpoint) = legacy {
@@ -340,7 +346,7 @@ impl HttpTransport {
             }
             if status == StatusCode::NOT_FOUND && had_session && !is_init && !retried {
                 retried = true;
-                self.reinitialize().await?;
+                self.reinitialize(generation).await?;
                 continue;
             }
             if !status.is_success() {
@@ -599,15 +605,16 @@ impl HttpTransport {
         }
     }
 
-    /// After a 404 on a request that carried a session id: initialize once more without it.
-    async fn reinitialize(&self) -> Result<(), String> {
+    /// After a 404 on a request sent with session `generation`: initialize once more without a
+    /// session id, unless another request already did (then just retry). The old id stays in
+    /// use until the new one is known, and the standalone GET stream is reopened on it.
+    async fn reinitialize(&self, generation: u64) -> Result<(), String> {
+        let _one_at_a_time = self.reinit.lock().await;
         let params = {
-            let mut st = lock(&self.state);
-            if st.reinitialized {
-                return Err("the session expired again after re-initializing".into());
+            let st = lock(&self.state);
+            if st.generation != generation {
+                return Ok(());
             }
-            st.reinitialized = true;
-            st.session = None;
             st.init_params.clone().unwrap_or_else(|| "{}".into())
         };
         let body = format!(
@@ -622,7 +629,7 @@ impl HttpTransport {
                 resp.status()
             ));
         }
-        lock(&self.state).session = session_of(&resp);
+        let session = session_of(&resp);
         // The reply itself is not needed; read it so the server sees it consumed.
         if is_sse(&resp) {
             let mut events = SseByteStream::new(sse::capped(resp.bytes_stream(), self.max_bytes));
@@ -637,6 +644,11 @@ impl HttpTransport {
         } else {
             let _ = self.read_body(resp).await;
         }
+        {
+            let mut st = lock(&self.state);
+            st.session = session;
+            st.generation += 1;
+        }
         let note = crate::jsonrpc::notification_text("notifications/initialized", None);
         let resp = self
             .send_bounded(self.post(self.url.clone(), &note, true))
@@ -647,6 +659,7 @@ impl HttpTransport {
                 resp.status()
             ));
         }
+        self.start_get_stream();
         Ok(())
     }
 }
@@ -714,12 +727,13 @@ impl Transport for HttpTransport {
                 _ => None,
             }
         };
-        if let Some(s) = session {
-            let req = self
-                .http
-                .delete(self.url.clone())
-                .headers(self.headers.clone())
-                .header(SESSION_HEADER, s);
+        if session.is_some() {
+            // With the session id and the protocol version, like every request after initialize.
+            let req = self.session_headers(
+                self.http
+                    .delete(self.url.clone())
+                    .headers(self.headers.clone()),
+            );
             let bound = self.timeout.min(Duration::from_secs(2));
             let _ =
                 runtime().block_on(async move { tokio::time::timeout(bound, req.send()).await });

@@ -6,6 +6,7 @@ Each scenario lives under its own path prefix, http://127.0.0.1:PORT/<scenario>/
   sse       SSE replies; `elicit` sends elicitation/create on the call's stream and waits for
             the client's answer POST before sending the result on the same stream
   expire    like json, but the first session expires after its first tools/call (404 after)
+  expireonce  the first session expires after its first call; later ones do not
   resume    tools/call answers SSE with only a priming event (id, retry: 100) and closes; the
             result is served on GET with Last-Event-ID
   legacy    POST → 405; GET → legacy SSE stream with an `endpoint` event
@@ -212,6 +213,14 @@ class Handler(BaseHTTPRequestHandler):
         if sc == "expire":
             SESSIONS[sid]["expired"] = True  # the next request with this session gets 404
             return self.send(200, json.dumps(result(rid, text(f"echo: {args.get('text')}"))).encode())
+        if sc == "expireonce":
+            # the first session expires after its first call (slowly, so that calls made at the
+            # same time all meet the 404); later sessions live on
+            if not EXPIRED_ONCE:
+                EXPIRED_ONCE.append(sid)
+                threading.Event().wait(0.3)
+                SESSIONS[sid]["expired"] = True
+            return self.send(200, json.dumps(result(rid, text(f"echo: {args.get('text')}"))).encode())
         if sc == "error500":
             return self.send(500, b"boom", ctype="text/plain")
         if sc == "notjson":
@@ -317,6 +326,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 RESUME = {}
+EXPIRED_ONCE = []
 
 if __name__ == "__main__":
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

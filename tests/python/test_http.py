@@ -284,6 +284,29 @@ def test_session_expiry_reinitializes_once(connect, scripted):
     assert "mcp-session-id" not in inits[1]["headers"]
 
 
+def test_concurrent_404s_reinitialize_once(connect, scripted):
+    urllib.request.urlopen(urllib.request.Request(scripted + "/_reset", data=b"", method="POST")).read()
+    c = connect(one(scripted + "/expireonce/mcp"))
+    assert output(c.result("h_echo", '{"text":"first"}')) == ("echo: first", False)
+    results = [None] * 4
+
+    def call(i):
+        results[i] = output(c.result("h_echo", '{"text":"c%d"}' % i))
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [("echo: c%d" % i, False) for i in range(4)], results
+    c.disconnect()
+    log = [r for r in server_log(scripted) if r["path"].startswith("/expireonce/")]
+    inits = [r for r in log if r["method"] == "POST" and json.loads(r["body"]).get("method") == "initialize"]
+    assert len(inits) == 2, "one re-initialization for all the calls that met the 404"
+    delete = [r for r in log if r["method"] == "DELETE"]
+    assert delete and delete[-1]["headers"].get("mcp-protocol-version") == "2025-11-25", delete
+
+
 def test_stream_closed_before_result_resumes_with_last_event_id(connect, scripted):
     urllib.request.urlopen(urllib.request.Request(scripted + "/_reset", data=b"", method="POST")).read()
     c = connect(one(scripted + "/resume/mcp"))
