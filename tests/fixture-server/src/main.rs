@@ -216,6 +216,15 @@ fn send_error(buf: &mut Vec<u8>, id: &Value, code: i64, message: &str) {
 // ---------------------------------------------------------------------------
 
 /// Write about `bytes` bytes of 100-byte noise lines to stderr.
+/// Writes the crash line and exits while holding stderr, so that a noise thread cannot bury the
+/// line (tests read it as the last line of the stderr tail).
+fn crash_with(code: i64) -> ! {
+    let mut e = io::stderr().lock();
+    let _ = writeln!(e, "fixture: crashing with {code}");
+    let _ = e.flush();
+    process::exit(code as i32)
+}
+
 fn write_noise(bytes: u64) {
     const LINE: &[u8; 100] = b"noise noise noise noise noise noise noise noise noise noise \
 noise noise noise noise noise noise end\n";
@@ -1111,8 +1120,7 @@ impl Server {
             "dots.and spaces" => send_text(buf, &id, "weird ok", false),
             "crash" => {
                 let code = args.get("code").and_then(Value::as_i64).unwrap_or(3);
-                eprintln!("fixture: crashing with {code}");
-                process::exit(code as i32);
+                crash_with(code);
             }
             "noisy" => match arg_u64(&args, "kb") {
                 Some(kb) => {
@@ -1188,8 +1196,7 @@ impl Server {
                     let code = args.get("code").and_then(Value::as_i64).unwrap_or(3);
                     thread::spawn(move || {
                         thread::sleep(Duration::from_millis(ms));
-                        eprintln!("fixture: crashing with {code}");
-                        process::exit(code as i32);
+                        crash_with(code);
                     });
                 }
                 None => send_text(
