@@ -5,6 +5,7 @@ connected when it ends (pass or fail), so no child process outlives its test.
 """
 
 import os
+import subprocess
 import sys
 
 import pytest
@@ -28,3 +29,23 @@ def connect():
     yield make
     for client in made:
         client.disconnect()
+
+
+def stop(proc):
+    """Ends a server process the tests started: SIGTERM, then SIGKILL after 5 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def scripted():
+    """The scripted HTTP server (scripted_http.py), its base URL; one per test module."""
+    proc = subprocess.Popen([sys.executable, os.path.join(HERE, "scripted_http.py")],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    port = int(proc.stdout.readline())
+    yield "http://127.0.0.1:%d" % port
+    stop(proc)

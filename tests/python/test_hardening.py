@@ -189,20 +189,6 @@ def _fixture_built():
 
 
 @pytest.fixture(scope="module")
-def scripted():
-    proc = subprocess.Popen([sys.executable, os.path.join(HERE, "scripted_http.py")],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    port = int(proc.stdout.readline())
-    yield "http://127.0.0.1:%d" % port
-    proc.terminate()
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-@pytest.fixture(scope="module")
 def baseline(scripted):
     """The host's thread count once the library's process-lifetime threads exist: after a
     warm-up connect / elicitation / HTTP call / disconnect."""

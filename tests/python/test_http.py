@@ -7,7 +7,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -15,7 +14,7 @@ import urllib.request
 import pytest
 
 import tnlib
-from conftest import REPO
+from conftest import REPO, stop
 
 PEERS = os.path.join(REPO, ".cache", "peers")
 PY = os.path.join(PEERS, "py", "bin", "python")
@@ -42,15 +41,6 @@ def wait_port(port, proc, within=20.0):
         except OSError:
             time.sleep(0.05)
     raise RuntimeError("port %d never opened" % port)
-
-
-def stop(proc):
-    proc.terminate()
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -104,15 +94,6 @@ def ev_http(peers_installed):
 def ev_sse(peers_installed):
     proc, port = start_server(["node", "--require", LOOPBACK, EV, "sse"])
     yield "http://127.0.0.1:%d/sse" % port
-    stop(proc)
-
-
-@pytest.fixture(scope="module")
-def scripted():
-    proc = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "scripted_http.py")],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    port = int(proc.stdout.readline())
-    yield "http://127.0.0.1:%d" % port
     stop(proc)
 
 
