@@ -269,10 +269,7 @@ impl Client {
                 ),
             ));
         }
-        session.call(&tool.remote, &args).map_err(|f| match f {
-            Failure::Closed => closed(),
-            other => Error::new(ErrorKind::Internal, format!("{other:?}")),
-        })
+        session.call(&tool.remote, &args).ok_or_else(closed)
     }
 
     /// Whether the calling thread is inside an inline resolver of one of these servers.

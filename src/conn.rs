@@ -198,8 +198,8 @@ impl Conn {
         self.per_call_clock.store(on, Ordering::Relaxed);
     }
 
-    /// Sends a notification, ignoring failures (the connection's own death is reported by
-    /// its reader).
+    /// Sends a notification. Callers may ignore the error: a dead connection is reported by
+    /// its reader, and by the next request.
     pub fn notify(&self, method: &str, params_json: Option<&str>) -> Result<(), String> {
         self.send(&jsonrpc::notification_text(method, params_json))
     }

@@ -193,8 +193,8 @@ impl Session {
 
     /// Calls `remote` with `args_json` (already checked to be a JSON object) and shapes the
     /// outcome as a ToolResult (§1): every failure is an isError result naming server, phase
-    /// and cause. `Err(Failure::Closed)` only when the client is being disconnected.
-    pub fn call(&self, remote: &str, args_json: &str) -> Result<String, Failure> {
+    /// and cause. None only when the client is being disconnected.
+    pub fn call(&self, remote: &str, args_json: &str) -> Option<String> {
         let mut params = String::with_capacity(remote.len() + args_json.len() + 32);
         params.push_str(r#"{"name":"#);
         crate::jsonrpc::push_json_string(&mut params, remote);
@@ -206,8 +206,8 @@ impl Session {
             .request("tools/call", Some(&params), self.spec.timeout)
             .and_then(|line| crate::shape::from_response(&line).map_err(Failure::Rpc));
         match reply {
-            Ok(result) => Ok(result),
-            Err(Failure::Closed) => Err(Failure::Closed),
+            Ok(result) => Some(result),
+            Err(Failure::Closed) => None,
             Err(f) => {
                 if let Failure::Timeout(id) = f {
                     let _ = self.conn.notify(
@@ -223,7 +223,7 @@ impl Session {
                 } else {
                     format!("tools/call `{remote}` failed")
                 };
-                Ok(crate::shape::failure(&format!(
+                Some(crate::shape::failure(&format!(
                     "server `{}`: {phase}: {}",
                     self.spec.name,
                     self.explain(&f)

@@ -63,7 +63,6 @@ impl StderrTail {
 
 /// A running stdio server.
 pub struct StdioTransport {
-    server: String,
     /// Our write end of the child's stdin; None once closed.
     stdin: Mutex<Option<OwnedFd>>,
     /// A read end of that pipe we keep open, so writes never raise SIGPIPE ([`os::stdin_pipe`]).
@@ -142,7 +141,6 @@ pub fn spawn(
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let t = Arc::new(StdioTransport {
-        server: server.to_string(),
         stdin: Mutex::new(Some(stdin)),
         keep_reader: Mutex::new(Some(keep_reader)),
         child: Mutex::new(Some(child)),
@@ -385,7 +383,6 @@ impl Transport for StdioTransport {
                 let _ = h.join();
             }
         }
-        let _ = &self.server;
     }
 
     fn diagnostics(&self) -> String {
