@@ -18,7 +18,7 @@ static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
 const RESOLVER_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 enum State {
-    Connected(Session),
+    Connected(Box<Session>),
     Disabled,
     Failed(String),
 }
@@ -84,7 +84,7 @@ impl Client {
                         Vec::new(),
                     ),
                     (Entry::Enabled(_), Some(h)) => match h.join() {
-                        Ok(Ok((s, tools))) => (State::Connected(s), tools),
+                        Ok(Ok((s, tools))) => (State::Connected(Box::new(s)), tools),
                         Ok(Err(f)) => (State::Failed(f.message), Vec::new()),
                         Err(_) => (
                             State::Failed(format!(
@@ -105,10 +105,14 @@ impl Client {
         let mut servers = Vec::new();
         let mut listed: Vec<Vec<Map<String, Value>>> = Vec::new();
         for ((name, _), (state, tools)) in entries.into_iter().zip(results) {
+            let warnings = match &state {
+                State::Connected(s) => s.warnings.clone(),
+                _ => Vec::new(),
+            };
             servers.push(Server {
                 name,
                 state,
-                warnings: Vec::new(),
+                warnings,
                 tool_count: 0,
             });
             listed.push(tools);
@@ -212,6 +216,10 @@ impl Client {
                     if skipped > 0 {
                         m.insert("skippedLines".into(), Value::from(skipped));
                     }
+                    let dropped = session.conn.dropped_messages();
+                    if dropped > 0 {
+                        m.insert("droppedMessages".into(), Value::from(dropped));
+                    }
                     if let Some(e) = session.conn.last_elicitation_error() {
                         m.insert("lastElicitationError".into(), Value::String(e));
                     }
@@ -279,7 +287,7 @@ impl Client {
 
     fn sessions(&self) -> impl Iterator<Item = &Session> {
         self.servers.iter().filter_map(|s| match &s.state {
-            State::Connected(session) => Some(session),
+            State::Connected(session) => Some(session.as_ref()),
             _ => None,
         })
     }

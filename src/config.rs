@@ -65,6 +65,16 @@ pub struct ServerSpec {
     pub max_message_bytes: usize,
 }
 
+impl ServerSpec {
+    /// The values to mask in any server text quoted in an error or status (§9).
+    pub fn secrets(&self) -> crate::secrets::Secrets {
+        match &self.transport {
+            Transport::Remote { headers, .. } => crate::secrets::Secrets::of_headers(headers),
+            Transport::Local { .. } => crate::secrets::Secrets::default(),
+        }
+    }
+}
+
 /// One entry of the server map, after parsing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {

@@ -159,6 +159,8 @@ pub struct Conn {
     per_call_clock: AtomicBool,
     bridge: Option<Bridge>,
     skipped: AtomicUsize,
+    /// Inbound notifications dropped because the reader fell behind (HTTP, §5).
+    dropped: AtomicUsize,
     last_elicitation_error: Mutex<Option<String>>,
 }
 
@@ -177,6 +179,7 @@ impl Conn {
             per_call_clock: AtomicBool::new(false),
             bridge,
             skipped: AtomicUsize::new(0),
+            dropped: AtomicUsize::new(0),
             last_elicitation_error: Mutex::new(None),
         })
     }
@@ -222,6 +225,16 @@ impl Conn {
     /// Lines skipped because they were not JSON objects (§5).
     pub fn skipped_lines(&self) -> usize {
         self.skipped.load(Ordering::Relaxed)
+    }
+
+    /// Inbound messages dropped because the reader fell behind (`droppedMessages`, §6).
+    pub fn dropped_messages(&self) -> usize {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Counts one dropped inbound message.
+    pub fn count_dropped(&self) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn last_elicitation_error(&self) -> Option<String> {

@@ -18,6 +18,7 @@ pub mod jsonrpc;
 pub mod naming;
 pub mod responder;
 pub mod scan;
+pub mod secrets;
 pub mod sep1034;
 pub mod session;
 pub mod shape;

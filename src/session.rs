@@ -20,6 +20,8 @@ pub struct Session {
     pub conn: Arc<Conn>,
     pub transport: Arc<dyn Transport>,
     pub protocol_version: String,
+    /// Things the status should say about a connected server (e.g. no standalone stream).
+    pub warnings: Vec<String>,
 }
 
 /// A server that could not be brought up: the message names server, phase and cause.
@@ -27,8 +29,13 @@ pub struct Failed {
     pub message: String,
 }
 
-/// Renders a request failure for humans (never includes header values).
+/// Renders a request failure for humans; configured header values are masked in whatever
+/// server text it quotes (§9).
 pub fn describe(f: &Failure, spec: &ServerSpec) -> String {
+    spec.secrets().mask(&describe_unmasked(f, spec))
+}
+
+fn describe_unmasked(f: &Failure, spec: &ServerSpec) -> String {
     match f {
         Failure::Rpc(Value::String(why)) => why.clone(),
         Failure::Rpc(e) => {
@@ -44,7 +51,11 @@ pub fn describe(f: &Failure, spec: &ServerSpec) -> String {
 
 fn phase_error(spec: &ServerSpec, phase: &str, cause: &str) -> Failed {
     Failed {
-        message: format!("server `{}` failed during `{phase}`: {cause}", spec.name),
+        message: format!(
+            "server `{}` failed during `{phase}`: {}",
+            spec.name,
+            spec.secrets().mask(cause)
+        ),
     }
 }
 
@@ -94,11 +105,13 @@ pub fn open(
         conn,
         transport,
         protocol_version: String::new(),
+        warnings: Vec::new(),
     };
     match session.handshake(with_resolver) {
-        Ok((version, tools)) => Ok((
+        Ok((version, warnings, tools)) => Ok((
             Session {
                 protocol_version: version,
+                warnings,
                 ..session
             },
             tools,
@@ -128,7 +141,13 @@ impl Session {
         msg
     }
 
-    fn handshake(&self, with_resolver: bool) -> Result<(String, Vec<Map<String, Value>>), Failed> {
+    /// `initialize`, `notifications/initialized`, the server's standalone stream (before the
+    /// first list, §5), then every `tools/list` page.
+    #[allow(clippy::type_complexity)]
+    fn handshake(
+        &self,
+        with_resolver: bool,
+    ) -> Result<(String, Vec<String>, Vec<Map<String, Value>>), Failed> {
         let spec = &self.spec;
         let init = self
             .conn
@@ -158,8 +177,14 @@ impl Session {
         self.conn
             .notify("notifications/initialized", None)
             .map_err(|e| phase_error(spec, "initialize", &e))?;
+        let warnings: Vec<String> = self
+            .transport
+            .open_server_stream()
+            .map(|w| spec.secrets().mask(&w))
+            .into_iter()
+            .collect();
         let tools = self.list_tools()?;
-        Ok((version, tools))
+        Ok((version, warnings, tools))
     }
 
     fn list_tools(&self) -> Result<Vec<Map<String, Value>>, Failed> {
@@ -226,7 +251,7 @@ impl Session {
                 Some(crate::shape::failure(&format!(
                     "server `{}`: {phase}: {}",
                     self.spec.name,
-                    self.explain(&f)
+                    self.spec.secrets().mask(&self.explain(&f))
                 )))
             }
         }

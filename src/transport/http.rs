@@ -6,6 +6,7 @@
 
 use super::{block_sigpipe_on_this_thread, sse, Transport};
 use crate::conn::{lock, Conn, Failure, Outbound};
+use crate::secrets::Secrets;
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{StatusCode, Url};
@@ -13,17 +14,28 @@ use serde_json::Value;
 use sse_stream::SseByteStream;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
-/// How often a request's stream is resumed (GET + Last-Event-ID) before giving up.
-const MAX_RESUMES: usize = 5;
+/// How often in a row a request's stream is resumed (GET + Last-Event-ID) without receiving an
+/// event before the call fails (§5); the call's timeout bounds the whole as well.
+const MAX_RESUMES: usize = 10;
+/// The `retry:` a stream is resumed after when the server sent none.
+const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
+/// Backoff of the standalone GET stream (§5): from this floor, doubling, to the cap.
+const GET_BACKOFF_FLOOR: Duration = Duration::from_millis(250);
+const GET_BACKOFF_CAP: Duration = Duration::from_secs(30);
+/// Messages queued for the reader thread at most; past it notifications are dropped and
+/// counted, and other messages wait (the stream is read no further), as a stdio pipe does.
+const INBOX_CAPACITY: usize = 1024;
+/// Redirects followed at most (same origin only, §9).
+const MAX_REDIRECTS: usize = 8;
 
 /// The process-wide runtime for HTTP I/O, created on first use (only when a remote server is
 /// configured). Two workers: all they do is move bytes.
@@ -76,14 +88,20 @@ pub struct HttpTransport {
     headers: HeaderMap,
     timeout: Duration,
     max_bytes: usize,
+    /// Configured header values, masked in every server text we quote (§9).
+    secrets: Secrets,
     inbox: Mutex<Option<mpsc::Sender<Inbox>>>,
     state: Mutex<State>,
     tasks: Mutex<HashMap<u64, AbortHandle>>,
     background: Mutex<Vec<AbortHandle>>,
+    /// The standalone GET stream's task (replaced when the session is re-established).
+    get_stream: Mutex<Option<AbortHandle>>,
     closed: AtomicBool,
     reader: Mutex<Option<JoinHandle<()>>>,
     /// Serialises re-initialization after a 404.
     reinit: tokio::sync::Mutex<()>,
+    /// Set while a re-initialization runs: new requests wait for it (and its GET stream).
+    reinitializing: AtomicBool,
 }
 
 /// A URL without userinfo or query, safe for messages (headers and queries may hold secrets).
@@ -103,7 +121,7 @@ fn describe(e: reqwest::Error) -> String {
     } else if e.is_connect() {
         "cannot connect"
     } else if e.is_redirect() {
-        "too many redirects"
+        "redirect refused"
     } else if e.is_body() || e.is_decode() {
         "reading the body failed"
     } else {
@@ -149,11 +167,11 @@ pub fn connect(
         let _guard = runtime().enter();
         reqwest::Client::builder()
             .connect_timeout(timeout)
-            .redirect(reqwest::redirect::Policy::limited(8))
+            .redirect(same_origin_redirects())
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {}", describe(e)))?
     };
-    let (tx, rx) = mpsc::channel::<Inbox>();
+    let (tx, mut rx) = mpsc::channel::<Inbox>(INBOX_CAPACITY);
     let t = Arc::new_cyclic(|me| HttpTransport {
         me: me.clone(),
         conn: Arc::downgrade(conn),
@@ -162,6 +180,7 @@ pub fn connect(
         headers: map,
         timeout,
         max_bytes,
+        secrets: Secrets::of_headers(headers),
         inbox: Mutex::new(Some(tx)),
         state: Mutex::new(State {
             session: None,
@@ -172,9 +191,11 @@ pub fn connect(
         }),
         tasks: Mutex::new(HashMap::new()),
         background: Mutex::new(Vec::new()),
+        get_stream: Mutex::new(None),
         closed: AtomicBool::new(false),
         reader: Mutex::new(None),
         reinit: tokio::sync::Mutex::new(()),
+        reinitializing: AtomicBool::new(false),
     });
     conn.set_per_call_clock(true);
     conn.attach(t.clone());
@@ -184,7 +205,7 @@ pub fn connect(
         .spawn(move || {
             block_sigpipe_on_this_thread();
             let run = std::panic::AssertUnwindSafe(|| {
-                for item in rx {
+                while let Some(item) = rx.blocking_recv() {
                     match item {
                         Inbox::Message(text, carrier) => {
                             reader_conn.on_line_carried(text.as_bytes(), carrier)
@@ -253,10 +274,82 @@ fn answers(text: &str, id: u64) -> bool {
     crate::jsonrpc::line_kind(text.as_bytes()) == crate::jsonrpc::LineKind::Response(id)
 }
 
+/// Whether `text` is a notification (a `method` and no `id`): the only kind of message that may
+/// be dropped when the reader falls behind (§5).
+fn is_notification(text: &str) -> bool {
+    crate::scan::top_level(text.as_bytes())
+        .is_some_and(|t| t.method.is_some() && t.id.is_none_or(|id| id == b"null"))
+}
+
+/// Follows redirects only within the configured origin (§9): configured headers and tokens are
+/// never sent to another origin, and the failure names the origin that was refused.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(Url::origin);
+        if first.as_ref().is_some_and(|o| *o != attempt.url().origin()) {
+            let to = attempt.url().origin().ascii_serialization();
+            attempt.error(format!(
+                "the server redirected to another origin ({to}); refused, so that configured headers never leave the configured origin"
+            ))
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+/// A pseudo-random fraction in [0, 1) for backoff jitter (no need for a real generator).
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(Instant::now().elapsed().as_nanos());
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// What the first GET of the standalone stream got (§5).
+enum GetOpen {
+    /// 200 with an event stream.
+    Up(reqwest::Response),
+    /// 405, or another 4xx: the server offers no stream; it is left alone.
+    Refused,
+    /// A network error or a 5xx: tried again later.
+    Failed(String),
+}
+
 impl HttpTransport {
-    fn inbox(&self, item: Inbox) {
-        if let Some(tx) = lock(&self.inbox).as_ref() {
-            let _ = tx.send(item);
+    /// Hands a message to the reader thread. When it is behind by [`INBOX_CAPACITY`] messages,
+    /// a notification is dropped (and counted); anything else waits for room.
+    async fn file(&self, item: Inbox) {
+        let Some(tx) = lock(&self.inbox).clone() else {
+            return;
+        };
+        match tx.try_send(item) {
+            Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
+            Err(mpsc::error::TrySendError::Full(item)) => {
+                if let Inbox::Message(text, _) = &item {
+                    if is_notification(text) {
+                        if let Some(conn) = self.conn.upgrade() {
+                            conn.count_dropped();
+                        }
+                        return;
+                    }
+                }
+                let _ = tx.send(item).await;
+            }
+        }
+    }
+
+    /// `text` cut to its first bytes with every configured header value masked (§9).
+    fn quote(&self, text: &str) -> String {
+        cut(&self.secrets.mask(text.trim()), 200)
+    }
+
+    /// ": <first bytes of the body, masked>" for error messages, or "".
+    async fn snippet(&self, resp: reqwest::Response) -> String {
+        match tokio::time::timeout(Duration::from_secs(2), resp.bytes()).await {
+            Ok(Ok(b)) if !b.is_empty() => format!(": {}", self.quote(&String::from_utf8_lossy(&b))),
+            _ => String::new(),
         }
     }
 
@@ -285,6 +378,21 @@ impl HttpTransport {
         req
     }
 
+    /// A GET for an event stream on the session, resuming after `last_event_id` when given.
+    fn get_events(&self, last_event_id: Option<&str>) -> reqwest::RequestBuilder {
+        let req = self
+            .session_headers(
+                self.http
+                    .get(self.url.clone())
+                    .headers(self.headers.clone()),
+            )
+            .header(ACCEPT, "text/event-stream");
+        match last_event_id {
+            Some(id) => req.header("last-event-id", id),
+            None => req,
+        }
+    }
+
     async fn send_bounded(
         &self,
         req: reqwest::RequestBuilder,
@@ -306,7 +414,7 @@ impl HttpTransport {
         if let Some(id) = id {
             lock(&self.tasks).remove(&id);
             if let Err(e) = r {
-                self.inbox(Inbox::FailOne(id, Failure::Lost(e)));
+                self.file(Inbox::FailOne(id, Failure::Lost(e))).await;
             }
         }
     }
@@ -318,6 +426,11 @@ impl HttpTransport {
         method: Option<&str>,
     ) -> Result<(), String> {
         let is_init = method == Some("initialize");
+        if id.is_some() && !is_init && self.reinitializing.load(Ordering::Acquire) {
+            // The session is being re-established: wait until its GET stream is open again
+            // (§5), so a question the server sends at the start of this call is not lost.
+            let _ = tokio::time::timeout(self.timeout, self.reinit.lock()).await;
+        }
         let mut retried = false;
         loop {
             let (legacy, unknown, had_session, generation) = {
@@ -341,7 +454,10 @@ impl HttpTransport {
                 .await?;
             let status = resp.status();
             if is_init && unknown && matches!(status.as_u16(), 400 | 404 | 405) {
-                self.open_legacy(status).await?;
+                // Kept for the failure text: a 400 may carry the real reason (a JSON-RPC error
+                // such as -32022 from a server of another protocol era).
+                let first = format!("initialize got HTTP {status}{}", self.snippet(resp).await);
+                self.open_legacy(&first).await?;
                 continue;
             }
             if status == StatusCode::NOT_FOUND && had_session && !is_init && !retried {
@@ -350,15 +466,12 @@ impl HttpTransport {
                 continue;
             }
             if !status.is_success() {
-                return Err(format!("HTTP {status}{}", snippet(resp).await));
+                return Err(format!("HTTP {status}{}", self.snippet(resp).await));
             }
             if is_init {
                 let mut st = lock(&self.state);
                 st.session = session_of(&resp);
                 st.mode = Mode::Streamable;
-            }
-            if method == Some("notifications/initialized") {
-                self.start_get_stream();
             }
             let Some(id) = id else {
                 return Ok(()); // notifications and responses: 202, body ignored
@@ -381,20 +494,20 @@ impl HttpTransport {
         if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
             return Err(format!(
                 "the server's reply is not JSON ({e}): {}",
-                cut(&text, 200)
+                self.quote(&text)
             ));
         }
         let mut answered = false;
         for msg in sse::messages(&text) {
             answered |= answers(&msg, id);
-            self.inbox(Inbox::Message(msg, Some(id)));
+            self.file(Inbox::Message(msg, Some(id))).await;
         }
         if answered {
             Ok(())
         } else {
             Err(format!(
                 "the server's reply does not answer the request: {}",
-                cut(&text, 200)
+                self.quote(&text)
             ))
         }
     }
@@ -424,8 +537,14 @@ impl HttpTransport {
         }
     }
 
+    /// Reads a request's event stream until its response (§5): a stream that closes before it
+    /// is resumed with GET + `Last-Event-ID` (the last event id seen on any of its streams)
+    /// after exactly the server's `retry:`, again and again while streams end empty, at most
+    /// [`MAX_RESUMES`] times in a row; the caller's timeout bounds it all.
     async fn follow_stream(&self, mut resp: reqwest::Response, id: u64) -> Result<(), String> {
-        let mut resumes = 0;
+        let mut last_id: Option<String> = None;
+        let mut retry = DEFAULT_RETRY;
+        let mut empty_resumes = 0;
         loop {
             let end = self.consume_sse(resp, Some(id)).await;
             if end.answered {
@@ -434,33 +553,33 @@ impl HttpTransport {
             if self.closed.load(Ordering::Acquire) {
                 return Err("the connection is closed".into());
             }
-            let Some(last) = end.last_id else {
+            if let Some(r) = end.retry {
+                retry = Duration::from_millis(r);
+            }
+            if end.last_id.is_some() {
+                last_id = end.last_id;
+                empty_resumes = 0;
+            } else if last_id.is_some() {
+                empty_resumes += 1;
+            }
+            let Some(last) = last_id.as_deref() else {
                 return Err(match end.error {
                     Some(e) => format!("the event stream failed before the response: {e}"),
                     None => "the server closed the event stream before the response".into(),
                 });
             };
-            resumes += 1;
-            if resumes > MAX_RESUMES {
+            if empty_resumes >= MAX_RESUMES {
                 return Err(format!(
-                    "the event stream closed before the response {MAX_RESUMES} times"
+                    "the event stream was resumed {MAX_RESUMES} times in a row without receiving anything"
                 ));
             }
-            tokio::time::sleep(Duration::from_millis(end.retry.unwrap_or(1000))).await;
-            let req = self
-                .session_headers(
-                    self.http
-                        .get(self.url.clone())
-                        .headers(self.headers.clone()),
-                )
-                .header(ACCEPT, "text/event-stream")
-                .header("last-event-id", last);
-            resp = self.send_bounded(req).await?;
+            tokio::time::sleep(retry).await;
+            resp = self.send_bounded(self.get_events(Some(last))).await?;
             if !resp.status().is_success() || !is_sse(&resp) {
                 return Err(format!(
                     "resuming the event stream failed: HTTP {}{}",
                     resp.status(),
-                    snippet(resp).await
+                    self.snippet(resp).await
                 ));
             }
         }
@@ -491,8 +610,9 @@ impl HttpTransport {
             }
             let Some(data) = ev.data else { continue };
             for msg in sse::messages(&data) {
+                end.delivered = true;
                 let ours = id.is_some_and(|id| answers(&msg, id));
-                self.inbox(Inbox::Message(msg, id));
+                self.file(Inbox::Message(msg, id)).await;
                 if ours {
                     end.answered = true;
                 }
@@ -504,44 +624,91 @@ impl HttpTransport {
         end
     }
 
-    /// The standalone GET stream for server messages, when the server offers one (405: not).
-    fn start_get_stream(&self) {
-        let Some(me) = self.me.upgrade() else { return };
-        let task = runtime().spawn(async move {
-            let mut failures = 0;
-            while !me.closed.load(Ordering::Acquire) && failures < 3 {
-                let req = me
-                    .session_headers(me.http.get(me.url.clone()).headers(me.headers.clone()))
-                    .header(ACCEPT, "text/event-stream");
-                let Ok(resp) = me.send_bounded(req).await else {
-                    failures += 1;
-                    continue;
-                };
-                if !resp.status().is_success() || !is_sse(&resp) {
-                    return; // 405 (no stream offered), 4xx: not fatal
+    /// One GET for the standalone stream, bounded by the timeout.
+    async fn open_get(&self) -> GetOpen {
+        let resp = match self.send_bounded(self.get_events(None)).await {
+            Ok(r) => r,
+            Err(e) => return GetOpen::Failed(e),
+        };
+        let status = resp.status();
+        if status.is_success() && is_sse(&resp) {
+            GetOpen::Up(resp)
+        } else if status.is_server_error() {
+            GetOpen::Failed(format!("HTTP {status}{}", self.snippet(resp).await))
+        } else {
+            GetOpen::Refused
+        }
+    }
+
+    /// Opens the standalone GET stream and waits for the server's answer (§5: servers drop
+    /// requests they send while none is open, so it is open before the first call). Then it
+    /// runs in the background, reconnecting with backoff. Returns a warning for the status
+    /// when the stream could not be opened for another reason than the server offering none.
+    async fn open_server_stream(self: Arc<Self>) -> Option<String> {
+        let first = self.open_get().await;
+        let warning = match &first {
+            GetOpen::Failed(e) => Some(format!(
+                "the standalone GET stream could not be opened ({e}); server messages outside a call may be lost until it reconnects"
+            )),
+            _ => None,
+        };
+        if let GetOpen::Refused = first {
+            return None; // 405: the server offers no stream
+        }
+        let me = self.clone();
+        let task = runtime().spawn(async move { me.run_get_stream(first).await });
+        if let Some(old) = lock(&self.get_stream).replace(task.abort_handle()) {
+            old.abort();
+        }
+        warning
+    }
+
+    /// The standalone stream's life (§5): read it; when it ends, reconnect after
+    /// max(`retry:`, backoff) with jitter, the backoff doubling from 250 ms to 30 s and reset
+    /// only by a stream that delivered a message; a server that refuses (4xx) is left alone.
+    async fn run_get_stream(&self, mut next: GetOpen) {
+        let mut backoff = GET_BACKOFF_FLOOR;
+        let mut retry = Duration::ZERO;
+        while !self.closed.load(Ordering::Acquire) {
+            match next {
+                GetOpen::Up(resp) => {
+                    let end = self.consume_sse(resp, None).await;
+                    if let Some(r) = end.retry {
+                        retry = Duration::from_millis(r);
+                    }
+                    if end.delivered {
+                        backoff = GET_BACKOFF_FLOOR;
+                    }
                 }
-                let end = me.consume_sse(resp, None).await;
-                failures = if end.error.is_some() { failures + 1 } else { 0 };
-                tokio::time::sleep(Duration::from_millis(end.retry.unwrap_or(1000))).await;
+                GetOpen::Refused => return,
+                GetOpen::Failed(_) => {}
             }
-        });
-        lock(&self.background).push(task.abort_handle());
+            let base = retry.max(backoff);
+            tokio::time::sleep(base + base.mul_f64(jitter() / 4.0)).await;
+            backoff = (backoff * 2).min(GET_BACKOFF_CAP);
+            if self.closed.load(Ordering::Acquire) {
+                return;
+            }
+            next = self.open_get().await;
+        }
     }
 
     /// Legacy HTTP+SSE (2024-11-05): GET the stream, wait for its `endpoint` event, then POST
-    /// every message there; every reply comes back on the GET stream.
-    async fn open_legacy(&self, first: StatusCode) -> Result<(), String> {
+    /// every message there; every reply comes back on the GET stream. `first` says what the
+    /// streamable-HTTP attempt got, for the failure text.
+    async fn open_legacy(&self, first: &str) -> Result<(), String> {
         let req = self
             .http
             .get(self.url.clone())
             .headers(self.headers.clone())
             .header(ACCEPT, "text/event-stream");
-        let resp = self.send_bounded(req).await.map_err(|e| {
-            format!("initialize got HTTP {first}, and the legacy HTTP+SSE fallback failed: {e}")
-        })?;
+        let resp = self
+            .send_bounded(req)
+            .await
+            .map_err(|e| format!("{first}, and the legacy HTTP+SSE fallback failed: {e}"))?;
         if !resp.status().is_success() || !is_sse(&resp) {
             return Err(format!(
-                "initialize got HTTP {first}, and the legacy HTTP+SSE GET got HTTP {}",
+                "{first}, and the legacy HTTP+SSE GET got HTTP {}",
                 resp.status()
             ));
         }
@@ -559,13 +726,14 @@ impl HttpTransport {
                     continue;
                 }
                 for msg in sse::messages(&data) {
-                    me.inbox(Inbox::Message(msg, None));
+                    me.file(Inbox::Message(msg, None)).await;
                 }
             }
             if !me.closed.load(Ordering::Acquire) {
-                me.inbox(Inbox::FailAll(Failure::Lost(
+                me.file(Inbox::FailAll(Failure::Lost(
                     "the legacy HTTP+SSE event stream ended".into(),
-                )));
+                )))
+                .await;
             }
         });
         lock(&self.background).push(task.abort_handle());
@@ -573,7 +741,7 @@ impl HttpTransport {
             Ok(Ok(e)) => e,
             _ => {
                 return Err(format!(
-                    "initialize got HTTP {first}; the legacy HTTP+SSE stream sent no `endpoint` event within {} ms",
+                    "{first}; the legacy HTTP+SSE stream sent no `endpoint` event within {} ms",
                     self.timeout.as_millis()
                 ))
             }
@@ -601,22 +769,34 @@ impl HttpTransport {
         if resp.status().is_success() {
             Ok(())
         } else {
-            Err(format!("HTTP {}{}", resp.status(), snippet(resp).await))
+            Err(format!(
+                "HTTP {}{}",
+                resp.status(),
+                self.snippet(resp).await
+            ))
         }
     }
 
     /// After a 404 on a request sent with session `generation`: initialize once more without a
     /// session id, unless another request already did (then just retry). The old id stays in
-    /// use until the new one is known, and the standalone GET stream is reopened on it.
+    /// use until the new one is known; the standalone GET stream is open again before any
+    /// new request goes out (§5).
     async fn reinitialize(&self, generation: u64) -> Result<(), String> {
         let _one_at_a_time = self.reinit.lock().await;
-        let params = {
-            let st = lock(&self.state);
-            if st.generation != generation {
-                return Ok(());
-            }
-            st.init_params.clone().unwrap_or_else(|| "{}".into())
-        };
+        if lock(&self.state).generation != generation {
+            return Ok(());
+        }
+        self.reinitializing.store(true, Ordering::Release);
+        let r = self.reinitialize_locked().await;
+        self.reinitializing.store(false, Ordering::Release);
+        r
+    }
+
+    async fn reinitialize_locked(&self) -> Result<(), String> {
+        let params = lock(&self.state)
+            .init_params
+            .clone()
+            .unwrap_or_else(|| "{}".into());
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":"toolnexus-reinitialize","method":"initialize","params":{params}}}"#
         );
@@ -625,8 +805,9 @@ impl HttpTransport {
             .await?;
         if !resp.status().is_success() {
             return Err(format!(
-                "the session expired (HTTP 404) and re-initializing failed: HTTP {}",
-                resp.status()
+                "the session expired (HTTP 404) and re-initializing failed: HTTP {}{}",
+                resp.status(),
+                self.snippet(resp).await
             ));
         }
         let session = session_of(&resp);
@@ -659,7 +840,9 @@ impl HttpTransport {
                 resp.status()
             ));
         }
-        self.start_get_stream();
+        if let Some(me) = self.me.upgrade() {
+            let _ = me.open_server_stream().await;
+        }
         Ok(())
     }
 }
@@ -667,6 +850,8 @@ impl HttpTransport {
 #[derive(Default)]
 struct StreamEnd {
     answered: bool,
+    /// At least one message arrived.
+    delivered: bool,
     last_id: Option<String>,
     retry: Option<u64>,
     error: Option<String>,
@@ -701,14 +886,6 @@ fn cut(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
-/// ": <first 200 bytes of the body>" for error messages, or "".
-async fn snippet(resp: reqwest::Response) -> String {
-    match tokio::time::timeout(Duration::from_secs(2), resp.bytes()).await {
-        Ok(Ok(b)) if !b.is_empty() => format!(": {}", cut(String::from_utf8_lossy(&b).trim(), 200)),
-        _ => String::new(),
-    }
-}
-
 impl Transport for HttpTransport {
     fn shutdown(&self, _grace: Duration) {
         if self.closed.swap(true, Ordering::AcqRel) {
@@ -718,6 +895,9 @@ impl Transport for HttpTransport {
             t.abort();
         }
         for t in lock(&self.background).drain(..) {
+            t.abort();
+        }
+        if let Some(t) = lock(&self.get_stream).take() {
             t.abort();
         }
         let session = {
@@ -756,6 +936,14 @@ impl Transport for HttpTransport {
 
     fn negotiated(&self, version: &str) {
         lock(&self.state).version = Some(version.to_string());
+    }
+
+    fn open_server_stream(&self) -> Option<String> {
+        if !matches!(lock(&self.state).mode, Mode::Streamable) {
+            return None; // legacy HTTP+SSE: its one stream is already open
+        }
+        let me = self.me.upgrade()?;
+        runtime().block_on(me.open_server_stream())
     }
 }
 

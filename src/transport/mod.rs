@@ -23,4 +23,10 @@ pub trait Transport: Send + Sync {
     fn begin_close(&self) {}
     /// The protocol version `initialize` settled on (HTTP sends it on every later request).
     fn negotiated(&self, _version: &str) {}
+    /// After `notifications/initialized`: opens the server's standalone stream where the
+    /// transport has one, and waits for the server's answer (§5). A warning for the status
+    /// when it could not be opened.
+    fn open_server_stream(&self) -> Option<String> {
+        None
+    }
 }

@@ -22,6 +22,14 @@ Each scenario lives under its own path prefix, http://127.0.0.1:PORT/<scenario>/
   huge      tools/call answers a 100 MiB application/json body, streamed in 1 MiB writes
   hugesse   tools/call answers SSE with one 100 MiB event, streamed in 1 MiB writes
   redirect  tools/call (POST) → 302 to the same URL; GET there → 302 to itself again
+  resumeempty  like resume (retry: 100), but the first two resumed GETs close without any event
+  getclose  like json, but the standalone GET stream is closed cleanly right after opening
+  getclose0 the same, with `retry: 0` in the stream
+  xredirect every POST → 307 to the same path on another origin (localhost instead of 127.0.0.1)
+  samehop   every POST → 307 to /json/mcp on the same origin
+  echo401   every POST → 401 whose body echoes the request's headers
+  modern400 initialize → 400 with a JSON-RPC -32022 body (a 2026-07-28-only server); GET → 405
+  floodask  `elicit` as in sse, but 3000 notifications follow the question before the answer
 GET /_log returns every request seen (method, path, headers, body) as JSON; POST /_reset clears it.
 """
 import io
@@ -152,6 +160,21 @@ class Handler(BaseHTTPRequestHandler):
             return
         if sc == "redirect":
             return self.send(302, headers={"Location": self.path})
+        if sc in ("getclose", "getclose0"):
+            self.sse_start()
+            self.wfile.write(b"id: g\n" + (b"retry: 0\n" if sc == "getclose0" else b"") + b"data: \n\n")
+            self.wfile.flush()
+            return
+        if sc == "resumeempty":
+            last = self.headers.get("Last-Event-ID")
+            pending = RESUME.get(last)
+            if not pending:
+                return self.send(405)
+            EMPTY_GETS[last] = EMPTY_GETS.get(last, 0) + 1
+            self.sse_start()
+            if EMPTY_GETS[last] > 2:
+                self.sse_event(pending, eid="r-2")
+            return
         if sc == "legacy":
             sid = uuid.uuid4().hex
             q = queue.Queue()
@@ -185,11 +208,22 @@ class Handler(BaseHTTPRequestHandler):
             return self.legacy_post(raw)
         if sc == "legacyevil":
             return self.send(405)
+        if sc == "xredirect":
+            port = self.server.server_address[1]
+            return self.send(307, headers={"Location": "http://localhost:%d/xredirect-target/mcp" % port})
+        if sc == "samehop":
+            return self.send(307, headers={"Location": "/json/mcp"})
+        if sc == "echo401":
+            echoed = json.dumps({k.lower(): v for k, v in self.headers.items()}).encode()
+            return self.send(401, echoed)
         msg = json.loads(raw)
         method, rid = msg.get("method"), msg.get("id")
         if method == "initialize":
             if sc == "legacy":
                 return self.send(405)
+            if sc == "modern400":
+                err = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32022, "message": "Unsupported protocol version: 2025-11-25", "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}}}
+                return self.send(400, json.dumps(err).encode())
             sid = uuid.uuid4().hex
             SESSIONS[sid] = {"scenario": sc, "expired": False}
             res = result(rid, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "scripted", "version": "1"}})
@@ -277,6 +311,12 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             threading.Event().wait(30)
             return
+        if sc == "resumeempty":
+            RESUME["r-1"] = result(rid, text(f"resumed: {args.get('text')}"))
+            self.sse_start()
+            self.wfile.write(b"id: r-1\nretry: 100\ndata: \n\n")
+            self.wfile.flush()
+            return
         if sc == "resume":
             RESUME["ev-1"] = result(rid, text(f"resumed: {args.get('text')}"))
             self.sse_start()
@@ -290,12 +330,16 @@ class Handler(BaseHTTPRequestHandler):
                 return self.sse_event(body, eid="e1")
             return self.send(200, json.dumps(body).encode())
         if name == "elicit":
-            if sc != "sse":
+            if sc not in ("sse", "floodask"):
                 return self.send(200, json.dumps(result(rid, {"content": [{"type": "text", "text": "no back-channel"}], "isError": True})).encode())
             self.sse_start()
             q = queue.Queue()
             ANSWERS[(sid, 0)] = q
             self.sse_event({"jsonrpc": "2.0", "id": 0, "method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}, "n": {"type": "integer", "default": 7}}, "required": ["name"]}}})
+            if sc == "floodask":
+                note = b'data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"flood"}}\n\n'
+                self.wfile.write(note * 3000)
+                self.wfile.flush()
             try:
                 answer = q.get(timeout=20)
             except queue.Empty:
@@ -326,6 +370,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 RESUME = {}
+EMPTY_GETS = {}  # Last-Event-ID -> resumed GETs seen (resumeempty)
 EXPIRED_ONCE = []
 
 if __name__ == "__main__":

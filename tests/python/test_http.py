@@ -337,3 +337,97 @@ def test_unreachable_and_bad_urls_fail_the_server(connect):
     assert st["down"]["status"] == "failed" and "failed during `initialize`: cannot connect" in st["down"]["error"]
     assert "`url` must be http or https" in st["ftp"]["error"]
     assert "`url` is not a valid URL" in st["junk"]["error"]
+
+
+# ---------------------------------------------------------------- recovery and secrets (§5, §9)
+
+
+def reset_log(base):
+    urllib.request.urlopen(urllib.request.Request(base + "/_reset", data=b"", method="POST")).read()
+
+
+def test_a_resumed_stream_that_closes_empty_is_resumed_again(connect, scripted):
+    reset_log(scripted)
+    c = connect(one(scripted + "/resumeempty/mcp"))
+    t0 = time.time()
+    assert output(c.result("h_echo", '{"text":"again"}')) == ("resumed: again", False)
+    gets = [r for r in server_log(scripted) if r["path"].startswith("/resumeempty/") and r["method"] == "GET"
+            and r["headers"].get("last-event-id")]
+    # two resumed streams closed before any event, the third brought the result; each one
+    # resumed with the last id seen, after the server's `retry: 100`
+    assert [r["headers"]["last-event-id"] for r in gets] == ["r-1"] * 3, gets
+    assert time.time() - t0 >= 0.3
+
+
+@pytest.mark.parametrize("scenario", ["getclose", "getclose0"])
+def test_the_standalone_stream_backs_off(connect, scripted, scenario):
+    reset_log(scripted)
+    c = connect(one(scripted + "/%s/mcp" % scenario))
+    time.sleep(3)
+    c.disconnect()
+    gets = [r for r in server_log(scripted) if r["path"].startswith("/%s/" % scenario) and r["method"] == "GET"]
+    # 250 ms doubling (with jitter): about 4 in 3 s, where a reconnect loop does hundreds
+    assert 2 <= len(gets) <= 6, len(gets)
+
+
+def test_a_refused_standalone_stream_is_left_alone(connect, scripted):
+    reset_log(scripted)
+    c = connect(one(scripted + "/json/mcp"))
+    time.sleep(1.5)
+    st = json.loads(c.statuses_text())["servers"]["h"]
+    c.disconnect()
+    gets = [r for r in server_log(scripted) if r["path"].startswith("/json/") and r["method"] == "GET"]
+    assert len(gets) == 1, gets  # 405: no stream offered, asked once
+    assert "warnings" not in st, st
+
+
+def test_cross_origin_redirects_are_refused(connect, scripted, monkeypatch):
+    monkeypatch.setenv("TN_TEST_KEY", "k3y-s3cr3t")
+    reset_log(scripted)
+    c = connect(one(scripted + "/xredirect/mcp", headers={"X-Api-Key": "${TN_TEST_KEY}"}))
+    st = json.loads(c.statuses_text())["servers"]["h"]
+    port = scripted.rsplit(":", 1)[1]
+    assert st["status"] == "failed", st
+    assert "redirected to another origin (http://localhost:%s); refused" % port in st["error"], st
+    assert "k3y-s3cr3t" not in c.statuses_text()
+    log = server_log(scripted)
+    assert not [r for r in log if r["path"].startswith("/xredirect-target/")], "nothing reached the other origin"
+    # a redirect within the origin is still followed, headers and all
+    reset_log(scripted)
+    c = connect(one(scripted + "/samehop/mcp", headers={"X-Api-Key": "${TN_TEST_KEY}"}))
+    assert output(c.result("h_echo", '{"text":"hop"}')) == ("echo: hop", False)
+    hops = [r for r in server_log(scripted) if r["path"].startswith("/json/")]
+    assert hops and all(r["headers"].get("x-api-key") == "k3y-s3cr3t" for r in hops if r["method"] == "POST")
+
+
+def test_an_error_body_that_echoes_headers_is_masked(connect, scripted, monkeypatch):
+    monkeypatch.setenv("TN_TEST_KEY", "k3y-s3cr3t")
+    monkeypatch.setenv("TN_TEST_TOKEN", "t0k3n-s3cr3t")
+    c = connect(one(scripted + "/echo401/mcp", headers={"X-Api-Key": "${TN_TEST_KEY}",
+                                                         "Authorization": "Bearer ${TN_TEST_TOKEN}"}))
+    text = c.statuses_text()
+    st = json.loads(text)["servers"]["h"]
+    assert st["status"] == "failed" and "401" in st["error"], st
+    assert "x-api-key" in st["error"] and "***" in st["error"], st  # the body is quoted, masked
+    assert "k3y-s3cr3t" not in text and "t0k3n-s3cr3t" not in text, text
+
+
+def test_the_first_attempts_error_survives_the_legacy_fallback(connect, scripted):
+    c = connect(one(scripted + "/modern400/mcp"))
+    st = json.loads(c.statuses_text())["servers"]["h"]
+    assert st["status"] == "failed", st
+    assert "initialize got HTTP 400 Bad Request" in st["error"] and "-32022" in st["error"], st
+    assert "Unsupported protocol version" in st["error"] and "legacy HTTP+SSE" in st["error"], st
+
+
+def test_a_notification_flood_is_bounded_and_counted(connect, scripted):
+    def slow_answer(request_json, responder):
+        time.sleep(1.5)  # the reader is held here while 3000 notifications arrive
+        tnlib.answer(responder, '{"ok":true,"data":{"name":"F"}}')
+        return tnlib.TN_RESOLVED
+
+    c = connect(one(scripted + "/floodask/mcp"), tnlib.Resolver(slow_answer))
+    out, err = output(c.result("h_elicit"))
+    assert (json.loads(out), err) == ({"action": "accept", "content": {"name": "F", "n": 7}}, False)
+    st = json.loads(c.statuses_text())["servers"]["h"]
+    assert st["status"] == "connected" and st.get("droppedMessages", 0) > 1000, st
