@@ -29,7 +29,22 @@ pub enum Transport {
         url: String,
         /// Header values after `${NAME}` expansion: secrets, never shown anywhere.
         headers: Vec<(String, String)>,
+        /// TLS files and proxy (§5 "TLS and networks").
+        net: NetSpec,
     },
+}
+
+/// A remote server's TLS and proxy settings (§5): servers with equal settings share one HTTP
+/// client.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct NetSpec {
+    /// `tls.caFile`: PEM certificates trusted in addition to the platform's store.
+    pub ca_file: Option<String>,
+    /// `tls.certFile` + `tls.keyFile`: a client certificate and its key (PEM).
+    pub cert_file: Option<String>,
+    pub key_file: Option<String>,
+    /// `proxy`: None follows the proxy variables; `Some("")` goes direct.
+    pub proxy: Option<String>,
 }
 
 /// The tool allowlist (§2): all tools, only the listed ones, or all but the listed ones.
@@ -75,7 +90,8 @@ impl ServerSpec {
     }
 }
 
-/// One entry of the server map, after parsing.
+/// One entry of the server map, after parsing (short-lived: its size does not matter).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
     Enabled(ServerSpec),
@@ -257,7 +273,51 @@ fn parse_remote(o: &Map<String, Value>) -> std::result::Result<Transport, String
         .into_iter()
         .map(|(k, v)| (k, expand_env(&v)))
         .collect();
-    Ok(Transport::Remote { url, headers })
+    let mut net = NetSpec::default();
+    match o.get("tls") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(t)) => {
+            for (k, v) in t {
+                let slot = match k.as_str() {
+                    "caFile" => &mut net.ca_file,
+                    "certFile" => &mut net.cert_file,
+                    "keyFile" => &mut net.key_file,
+                    other => {
+                        return Err(format!(
+                            "`tls.{other}` is not a TLS option (caFile, certFile, keyFile; verification cannot be turned off)"
+                        ))
+                    }
+                };
+                match v {
+                    Value::String(p) if !p.is_empty() => *slot = Some(p.clone()),
+                    Value::Null => {}
+                    other => {
+                        return Err(format!(
+                            "`tls.{k}` must be a non-empty string (a file path), got {}",
+                            type_name(other)
+                        ))
+                    }
+                }
+            }
+            if net.cert_file.is_some() != net.key_file.is_some() {
+                return Err(
+                    "`tls.certFile` and `tls.keyFile` go together: set both or neither".into(),
+                );
+            }
+        }
+        Some(other) => return Err(format!("`tls` must be an object, got {}", type_name(other))),
+    }
+    match o.get("proxy") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(p)) => net.proxy = Some(p.clone()),
+        Some(other) => {
+            return Err(format!(
+                "`proxy` must be a URL string (\"\" for direct), got {}",
+                type_name(other)
+            ))
+        }
+    }
+    Ok(Transport::Remote { url, headers, net })
 }
 
 fn string_map(

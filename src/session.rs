@@ -91,9 +91,10 @@ pub fn open(
             &conn,
         )
         .map_err(|e| phase_error(spec, "connect", &e))?,
-        Kind::Remote { url, headers } => crate::transport::http::connect(
+        Kind::Remote { url, headers, net } => crate::transport::http::connect(
             url,
             headers,
+            net,
             spec.timeout,
             spec.max_message_bytes,
             &conn,

@@ -4,6 +4,7 @@
 //! messages go through one reader thread per connection, like stdio, so the resolver runs
 //! inline there and never blocks the async runtime.
 
+use super::http_client::{describe, runtime};
 use super::{block_sigpipe_on_this_thread, sse, Transport};
 use crate::conn::{lock, Conn, Failure, Outbound};
 use crate::secrets::Secrets;
@@ -14,7 +15,7 @@ use serde_json::Value;
 use sse_stream::SseByteStream;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -36,21 +37,6 @@ const GET_BACKOFF_CAP: Duration = Duration::from_secs(30);
 const INBOX_CAPACITY: usize = 1024;
 /// Redirects followed at most (same origin only, §9).
 const MAX_REDIRECTS: usize = 8;
-
-/// The process-wide runtime for HTTP I/O, created on first use (only when a remote server is
-/// configured). Two workers: all they do is move bytes.
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("toolnexus-http")
-            .on_thread_start(block_sigpipe_on_this_thread)
-            .enable_all()
-            .build()
-            .expect("cannot start the HTTP runtime")
-    })
-}
 
 /// What the reader thread is handed.
 enum Inbox {
@@ -115,33 +101,11 @@ pub fn redact(url: &Url) -> String {
     )
 }
 
-fn describe(e: reqwest::Error) -> String {
-    let kind = if e.is_timeout() {
-        "timed out"
-    } else if e.is_connect() {
-        "cannot connect"
-    } else if e.is_redirect() {
-        "redirect refused"
-    } else if e.is_body() || e.is_decode() {
-        "reading the body failed"
-    } else {
-        "request failed"
-    };
-    // Without the URL: it may carry secrets in its query.
-    let e = e.without_url();
-    let mut msg = format!("{kind}: {e}");
-    let mut source = std::error::Error::source(&e);
-    while let Some(s) = source {
-        msg.push_str(&format!(": {s}"));
-        source = s.source();
-    }
-    msg
-}
-
 /// Starts a connection to `url`; messages flow once the session sends `initialize`.
 pub fn connect(
     url: &str,
     headers: &[(String, String)],
+    net: &crate::config::NetSpec,
     timeout: Duration,
     max_bytes: usize,
     conn: &Arc<Conn>,
@@ -163,14 +127,7 @@ pub fn connect(
         value.set_sensitive(true);
         map.insert(name, value);
     }
-    let http = {
-        let _guard = runtime().enter();
-        reqwest::Client::builder()
-            .connect_timeout(timeout)
-            .redirect(same_origin_redirects())
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {}", describe(e)))?
-    };
+    let http = super::http_client::shared(net)?;
     let (tx, mut rx) = mpsc::channel::<Inbox>(INBOX_CAPACITY);
     let t = Arc::new_cyclic(|me| HttpTransport {
         me: me.clone(),
@@ -283,7 +240,7 @@ fn is_notification(text: &str) -> bool {
 
 /// Follows redirects only within the configured origin (§9): configured headers and tokens are
 /// never sent to another origin, and the failure names the origin that was refused.
-fn same_origin_redirects() -> reqwest::redirect::Policy {
+pub(super) fn same_origin_redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let first = attempt.previous().first().map(Url::origin);
         if first.as_ref().is_some_and(|o| *o != attempt.url().origin()) {

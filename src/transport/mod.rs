@@ -2,6 +2,7 @@
 //! list, call, the bridge) lives in `conn`, `session` and `client` and is written once.
 
 pub mod http;
+pub mod http_client;
 pub mod sse;
 pub mod stdio;
 

@@ -373,8 +373,34 @@ RESUME = {}
 EMPTY_GETS = {}  # Last-Event-ID -> resumed GETs seen (resumeempty)
 EXPIRED_ONCE = []
 
+class TLSServer(ThreadingHTTPServer):
+    """HTTPS: the TLS handshake runs on the request's thread, so a client that fails it (an
+    untrusted certificate, no client certificate) does not hold up the others."""
+    ssl_context = None
+
+    def finish_request(self, request, client_address):
+        try:
+            request = self.ssl_context.wrap_socket(request, server_side=True)
+        except (OSError, ValueError):
+            return
+        super().finish_request(request, client_address)
+
+
 if __name__ == "__main__":
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    # Options: --tls CERT KEY (serve HTTPS), --client-ca CA (require a client certificate).
+    argv = sys.argv[1:]
+    cls = ThreadingHTTPServer
+    if "--tls" in argv:
+        import ssl
+        i = argv.index("--tls")
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(argv[i + 1], argv[i + 2])
+        if "--client-ca" in argv:
+            ctx.verify_mode = ssl.CERT_REQUIRED
+            ctx.load_verify_locations(argv[argv.index("--client-ca") + 1])
+        cls = TLSServer
+        cls.ssl_context = ctx
+    srv = cls(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     print(srv.server_address[1], flush=True)
     srv.serve_forever()
