@@ -22,6 +22,22 @@ pub enum ErrorKind {
     Internal,
 }
 
+impl ErrorKind {
+    /// The name of the C status this kind maps to (`TN_ERR_…`), for hosts without the header
+    /// (the CLI's bridge lines).
+    pub fn status_name(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArgument => "TN_ERR_INVALID_ARGUMENT",
+            ErrorKind::InvalidJson => "TN_ERR_INVALID_JSON",
+            ErrorKind::Config => "TN_ERR_CONFIG",
+            ErrorKind::NotFound => "TN_ERR_NOT_FOUND",
+            ErrorKind::Closed => "TN_ERR_CLOSED",
+            ErrorKind::Reentrant => "TN_ERR_REENTRANT",
+            ErrorKind::Internal => "TN_ERR_INTERNAL",
+        }
+    }
+}
+
 /// An error with a message for `tn_last_error_message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
