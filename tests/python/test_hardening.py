@@ -266,7 +266,10 @@ def test_exits_during_initialize(run):
         "error": "server `bad` failed during `initialize`: the server process exited with status 7; "
                  "stderr: fixture: refusing to initialize"}
     assert statuses(c)["ok"]["status"] == "connected"
-    assert c.call("bad_echo", '{"text":"x"}') == (TN_ERR_NOT_FOUND, "no tool named `bad_echo`")
+    assert c.call("bad_echo", '{"text":"x"}') == (
+        TN_ERR_NOT_FOUND,
+        "no tool named `bad_echo`: server `bad` failed during `initialize`: the server process "
+        "exited with status 7; stderr: fixture: refusing to initialize")
     assert_ok_answers(c)
     assert_child_gone(run.pids[0], within=0.2)  # reaped before tn_connect returned
     run.finish()
