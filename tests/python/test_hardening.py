@@ -240,14 +240,16 @@ class Run:
         return pid
 
     def finish(self, disconnect_bound=1.5):
-        """Disconnects (bounded), then checks processes and threads."""
+        """Disconnects (bounded), then checks processes and threads; returns the seconds
+        disconnect took."""
         _, took = timed(self.client.disconnect)
-        assert took < disconnect_bound, "disconnect took %.2fs (bound %.1fs)" % (took, disconnect_bound)
+        assert took < disconnect_bound, "disconnect took %.2fs (bound %.2fs)" % (took, disconnect_bound)
         for pid in self.pids:
             assert_child_gone(pid)
         for pid in self.grandchildren:
             assert_grandchild_gone(pid)
         assert_threads_back(self.baseline)
+        return took
 
 
 @pytest.fixture
@@ -377,6 +379,30 @@ def test_ignores_sigterm(run):
     t0 = time.monotonic()
     run.finish(disconnect_bound=5.0)
     assert time.monotonic() - t0 > 2.5, "stdin close, 2 s, SIGTERM (ignored), 1 s, SIGKILL"
+
+
+# ---------------------------------------------------------------- disconnect
+
+
+def test_stdout_outlives_the_process(run):
+    """Another process holds the server's stdout, so the reader sees EOF only after disconnect
+    has reaped the server: it takes the exit status from the reaper rather than polling 500 ms
+    for an exit it can no longer see (disconnect then took ~0.7 s instead of ~0.2 s)."""
+    c, _ = run.start(fx("--stdout-outlives-exit-ms", 200))
+    assert_ok_answers(c)
+    took = run.finish(disconnect_bound=0.45)
+    assert took > 0.15, "disconnect waits for the reader, which sees EOF after 200 ms: %.2fs" % took
+
+
+def test_200_disconnects_none_stalls(connect):
+    """Disconnecting a quiet server is quick every time: the reader's EOF racing the reap once
+    stalled ~500 ms in a few disconnects out of 200 (more under load)."""
+    took = []
+    for _ in range(200):
+        c = connect({"mcpServers": {"fx": fx()}})
+        took.append(timed(c.disconnect)[1])
+    took.sort()
+    assert took[-1] < 0.45, "slowest disconnects: %s" % ", ".join("%.3f" % t for t in took[-5:])
 
 
 # ---------------------------------------------------------------- bad output
