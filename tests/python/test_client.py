@@ -906,7 +906,8 @@ def test_server_requests_ping_and_unknown(one, with_resolver):
         '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}')
     if not with_resolver:
         assert c.result("fx_ask_form") == tool_result(
-            'elicitation error: {"code":-32601,"message":"Method not found"}', True), "no resolver: -32601, not a hang"
+            'elicitation error: {"code":-32601,"message":"Method not found"}\n'
+            "the server asked for input; no resolver is registered", True), "no resolver: -32601, not a hang"
     assert s.requests == []
 
 

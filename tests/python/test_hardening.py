@@ -509,12 +509,31 @@ def test_unknown_and_duplicate_ids(run, tool):
 # ---------------------------------------------------------------- elicitation
 
 
+NO_RESOLVER = "the server asked for input; no resolver is registered"
+
+
 def test_elicitation_without_a_resolver(run):
     c, _ = run.start(fx())
+    assert "lastElicitationError" not in statuses(c)["bad"]
+    # a call in flight on the same server when the question arrives (stdio: every such call
+    # is concerned, §4), and one on the other server (not concerned)
+    slow, slow_box = in_thread(c.result, "bad_slow", '{"ms":600}')
+    other, other_box = in_thread(c.result, "ok_slow", '{"ms":600}')
+    time.sleep(0.2)
     r, took = timed(c.result, "bad_ask_form")
-    # the library answers -32601 at once (it did not offer the capability); the server says so
-    assert r == result('elicitation error: {"code":-32601,"message":"Method not found"}', True), r
+    # the library answers -32601 at once (it did not offer the capability); the server says so,
+    # and the output's last line says why (§4 "Capability"); isError is the server's
+    assert r == result('elicitation error: {"code":-32601,"message":"Method not found"}\n'
+                       + NO_RESOLVER, True), r
     assert took < 1.0, "%.2fs" % took
+    assert statuses(c)["bad"]["lastElicitationError"] == NO_RESOLVER
+    assert "lastElicitationError" not in statuses(c)["ok"]
+    slow.join(5)
+    other.join(5)
+    assert slow_box == [result("slept 600\n" + NO_RESOLVER)], slow_box
+    assert other_box == [result("slept 600")], other_box
+    # later calls are not concerned
+    assert c.result("bad_echo", '{"text":"x"}') == result("x")
     assert json.loads(json.loads(c.result("bad_client_info"))["output"])["capabilities"] == {}
     assert_ok_answers(c)
     run.finish()
