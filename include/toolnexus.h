@@ -117,7 +117,9 @@ const char *tn_last_error_message(void);
 void tn_string_free(char *s);
 
 /*
- MCP `elicitation/create` params (a JSON object) → a §10 Request (contract §4).
+ MCP `elicitation/create` params (a JSON object) → a §10 Request (contract §4). Anything
+ but an object, `null` included, is invalid input here; only the live bridge and
+ `tn_server_request_response` read absent or `null` params as `{}` (§4).
 
  # Safety
  `params_json` is NULL or a NUL-terminated string; `request_json_out` is NULL or writable.

@@ -257,10 +257,7 @@ impl Client {
                 crate::jsonrpc::one_line(a.trim())
             }
         };
-        let tool = self
-            .tools
-            .get(name)
-            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no tool named `{name}`")))?;
+        let tool = self.tools.get(name).ok_or_else(|| self.not_found(name))?;
         let server = &self.servers[tool.server];
         let State::Connected(session) = &server.state else {
             return Err(Error::new(
@@ -278,6 +275,34 @@ impl Client {
             ));
         }
         session.call(&tool.remote, &args).ok_or_else(closed)
+    }
+
+    /// The NOT_FOUND error for `name`. When its prefix is a failed or disabled server's
+    /// (`sanitize(server) + "_"`, §0.1), it says which server and why, so that a call to a
+    /// server that did not start does not read as a typo (§3: a failure names its server).
+    fn not_found(&self, name: &str) -> Error {
+        let mut msg = format!("no tool named `{name}`");
+        // The longest matching prefix wins (`a_b_x` belongs to `a_b` rather than `a`); on a tie
+        // the first server in name order, as for tool-name collisions (§3).
+        let mut best: Option<(usize, &Server)> = None;
+        for s in &self.servers {
+            if matches!(s.state, State::Connected(_)) {
+                continue;
+            }
+            let prefix = crate::naming::sanitize(&s.name) + "_";
+            if name.starts_with(&prefix) && best.is_none_or(|(len, _)| prefix.len() > len) {
+                best = Some((prefix.len(), s));
+            }
+        }
+        if let Some((_, s)) = best {
+            match &s.state {
+                // `why` already reads "server `x` failed during `phase`: cause".
+                State::Failed(why) => msg.push_str(&format!(": {why}")),
+                State::Disabled => msg.push_str(&format!(": server `{}` is disabled", s.name)),
+                State::Connected(_) => {}
+            }
+        }
+        Error::new(ErrorKind::NotFound, msg)
     }
 
     /// Whether the calling thread is inside an inline resolver of one of these servers.

@@ -45,12 +45,19 @@ pub enum Failure {
 /// needs), or why none came.
 pub type Reply = Result<String, Failure>;
 
+/// The last line of a call's output, and the status's `lastElicitationError`, when the server
+/// asked for input while no resolver is registered (§4 "Capability").
+pub const ASKED_WITHOUT_RESOLVER: &str = "the server asked for input; no resolver is registered";
+
 struct Waiter {
     reply: Mutex<Option<Reply>>,
     thread: Thread,
     /// This call's own timer when only the call whose stream carried an elicitation pauses
     /// (HTTP); None: the connection's clock (stdio: every call pauses).
     clock: Option<Arc<PauseClock>>,
+    /// The server asked for input during this call while no resolver is registered (§4
+    /// "Capability"); set by the reader before it files the response, read once after it.
+    asked_without_resolver: AtomicBool,
 }
 
 impl Waiter {
@@ -243,6 +250,17 @@ impl Conn {
 
     /// Sends a request and waits for its answer, at most `timeout` of active (unpaused) time.
     pub fn request(&self, method: &str, params_json: Option<&str>, timeout: Duration) -> Reply {
+        self.request_noting(method, params_json, timeout).0
+    }
+
+    /// [`Conn::request`], and whether the server asked for input during it while no resolver
+    /// is registered (§4 "Capability": the call's output then says so).
+    pub fn request_noting(
+        &self,
+        method: &str,
+        params_json: Option<&str>,
+        timeout: Duration,
+    ) -> (Reply, bool) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let clock = self
             .per_call_clock
@@ -252,18 +270,24 @@ impl Conn {
             reply: Mutex::new(None),
             thread: std::thread::current(),
             clock,
+            asked_without_resolver: AtomicBool::new(false),
         });
         {
             let mut p = lock(&self.pending);
             if let Some(d) = &p.dead {
-                return Err(d.clone());
+                return (Err(d.clone()), false);
             }
             p.waiters.insert(id, waiter.clone());
         }
         if let Err(e) = self.send(&jsonrpc::request_text(id, method, params_json)) {
             lock(&self.pending).waiters.remove(&id);
-            return Err(self.send_failed(method, &e));
+            return (Err(self.send_failed(method, &e)), false);
         }
+        let reply = self.wait(id, &waiter, timeout);
+        (reply, waiter.asked_without_resolver.load(Ordering::Acquire))
+    }
+
+    fn wait(&self, id: u64, waiter: &Waiter, timeout: Duration) -> Reply {
         let clock: &PauseClock = waiter.clock.as_deref().unwrap_or(&self.pause);
         let start = clock.active();
         loop {
@@ -381,6 +405,11 @@ impl Conn {
         let params = obj.swap_remove("params");
         match bridge::route(&id, &method, params.as_ref(), self.bridge.is_some()) {
             Route::Reply(frame) => {
+                if self.bridge.is_none() && method == "elicitation/create" {
+                    // Before the -32601 goes out: the server's reaction (and the response)
+                    // can only come after it.
+                    self.asked_without_resolver(carrier);
+                }
                 let _ = self.send(&crate::json::to_text(&frame));
             }
             Route::Elicit(_) => {
@@ -390,6 +419,20 @@ impl Conn {
                 };
                 self.elicit(id, params, carrier);
             }
+        }
+    }
+
+    /// A server asked for input with no resolver registered (§4 "Capability"): the status
+    /// records it, and the calls it concerns are flagged so that their output says so: the call
+    /// whose stream carried it (HTTP), else every call in flight on this server (stdio), as for
+    /// which timer pauses.
+    fn asked_without_resolver(&self, carrier: Option<u64>) {
+        *lock(&self.last_elicitation_error) = Some(ASKED_WITHOUT_RESOLVER.to_string());
+        let pending = lock(&self.pending);
+        let flag = |w: &Arc<Waiter>| w.asked_without_resolver.store(true, Ordering::Release);
+        match carrier {
+            Some(c) => pending.waiters.get(&c).into_iter().for_each(flag),
+            None => pending.waiters.values().for_each(flag),
         }
     }
 

@@ -219,7 +219,8 @@ impl Session {
 
     /// Calls `remote` with `args_json` (already checked to be a JSON object) and shapes the
     /// outcome as a ToolResult (§1): every failure is an isError result naming server, phase
-    /// and cause. None only when the client is being disconnected.
+    /// and cause. None only when the client is being disconnected. When the server asked for
+    /// input meanwhile and no resolver is registered, the output's last line says so (§4).
     pub fn call(&self, remote: &str, args_json: &str) -> Option<String> {
         let mut params = String::with_capacity(remote.len() + args_json.len() + 32);
         params.push_str(r#"{"name":"#);
@@ -227,10 +228,19 @@ impl Session {
         params.push_str(r#","arguments":"#);
         params.push_str(args_json);
         params.push('}');
-        let reply = self
-            .conn
-            .request("tools/call", Some(&params), self.spec.timeout)
-            .and_then(|line| crate::shape::from_response(&line).map_err(Failure::Rpc));
+        let (reply, asked) =
+            self.conn
+                .request_noting("tools/call", Some(&params), self.spec.timeout);
+        let reply = reply.and_then(|line| crate::shape::from_response(&line).map_err(Failure::Rpc));
+        let result = self.shape_outcome(remote, reply)?;
+        Some(if asked {
+            crate::shape::append_line(&result, crate::conn::ASKED_WITHOUT_RESOLVER)
+        } else {
+            result
+        })
+    }
+
+    fn shape_outcome(&self, remote: &str, reply: Result<String, Failure>) -> Option<String> {
         match reply {
             Ok(result) => Some(result),
             Err(Failure::Closed) => None,

@@ -127,6 +127,24 @@ pub fn tool_result(result: &Value) -> String {
     render(&output, is_error, metadata)
 }
 
+/// `result` (a ToolResult this module rendered) with `line` appended to its output as a new
+/// last line (§4 "Capability"); `isError` and `metadata` stay as they were. Off the hot path.
+pub fn append_line(result: &str, line: &str) -> String {
+    let Ok(Value::Object(mut r)) = serde_json::from_str::<Value>(result) else {
+        return result.to_string();
+    };
+    let mut output = match r.swap_remove("output") {
+        Some(Value::String(o)) => o,
+        _ => String::new(),
+    };
+    if !output.is_empty() {
+        output.push('\n');
+    }
+    output.push_str(line);
+    let is_error = r.get("isError") == Some(&Value::Bool(true));
+    render(&output, is_error, r.swap_remove("metadata"))
+}
+
 /// A failed call (timeout, closed transport, JSON-RPC error) as an isError ToolResult.
 pub fn failure(message: &str) -> String {
     render(message, true, None)
@@ -215,6 +233,30 @@ mod tests {
         let err =
             from_response(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#);
         assert_eq!(err.unwrap_err()["code"], -32602);
+    }
+
+    /// §4 "Capability": the note is a new last line; isError and metadata (numbers, key order,
+    /// raw UTF-8) come through unchanged.
+    #[test]
+    fn append_line_keeps_the_rest() {
+        let note = "the server asked for input; no resolver is registered";
+        assert_eq!(
+            append_line(r#"{"output":"a\nb","isError":true}"#, note),
+            format!(r#"{{"output":"a\nb\n{note}","isError":true}}"#)
+        );
+        assert_eq!(
+            append_line(r#"{"output":"","isError":false}"#, note),
+            format!(r#"{{"output":"{note}","isError":false}}"#)
+        );
+        let with_parts = shape(
+            r#"{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png","n":1.50,"é":1E2}]}"#,
+        );
+        assert_eq!(
+            append_line(&with_parts, note),
+            format!(
+                r#"{{"output":"image (image/png, 8 bytes)\n{note}","isError":false,"metadata":{{"parts":[{{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png","n":1.50,"é":1e+2}}]}}}}"#
+            )
+        );
     }
 
     #[test]

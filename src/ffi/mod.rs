@@ -51,7 +51,9 @@ pub unsafe extern "C" fn tn_string_free(s: *mut c_char) {
     })
 }
 
-/// MCP `elicitation/create` params (a JSON object) → a §10 Request (contract §4).
+/// MCP `elicitation/create` params (a JSON object) → a §10 Request (contract §4). Anything
+/// but an object, `null` included, is invalid input here; only the live bridge and
+/// `tn_server_request_response` read absent or `null` params as `{}` (§4).
 ///
 /// # Safety
 /// `params_json` is NULL or a NUL-terminated string; `request_json_out` is NULL or writable.
@@ -66,7 +68,6 @@ pub unsafe extern "C" fn tn_elicitation_to_request(
         // SAFETY: forwarded caller guarantees.
         let text = unsafe { str_arg(params_json, "params_json")? };
         let params = match json::parse(text, "params_json")? {
-            serde_json::Value::Null => serde_json::Map::new(),
             serde_json::Value::Object(m) => m,
             other => {
                 return Err(Error::invalid_argument(format!(
@@ -307,4 +308,79 @@ pub unsafe extern "C" fn tn_call_tool(
 #[no_mangle]
 pub extern "C" fn tn_disconnect(client: *mut client::tn_client) {
     guard("tn_disconnect", || client::disconnect(client));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::{CStr, CString};
+
+    /// `tn_elicitation_to_request` on `input`: the status, and the output or the last error.
+    fn to_request(input: &str) -> (tn_status, String) {
+        let c = CString::new(input).unwrap();
+        let mut out: *mut c_char = std::ptr::null_mut();
+        // SAFETY: a valid C string and out-pointer.
+        let st = unsafe { tn_elicitation_to_request(c.as_ptr(), &mut out) };
+        if out.is_null() {
+            // SAFETY: the library's last-error message, valid until the next call here.
+            let m = unsafe { CStr::from_ptr(tn_last_error_message()) };
+            return (st, m.to_string_lossy().into_owned());
+        }
+        // SAFETY: a string the library just returned; freed once, right after the copy.
+        let s = unsafe { CStr::from_ptr(out) }
+            .to_string_lossy()
+            .into_owned();
+        // SAFETY: as above.
+        unsafe { tn_string_free(out) };
+        (st, s)
+    }
+
+    /// §4: the pure function takes a JSON object; `null` is as invalid as any other non-object.
+    #[test]
+    fn elicitation_to_request_takes_only_an_object() {
+        for (input, kind) in [
+            ("null", "null"),
+            (" null ", "null"),
+            ("[]", "array"),
+            ("5", "number"),
+            ("\"s\"", "string"),
+            ("true", "boolean"),
+        ] {
+            let (st, msg) = to_request(input);
+            assert_eq!(st, TN_ERR_INVALID_ARGUMENT, "{input}: {msg}");
+            assert!(
+                msg.contains("params_json must be a JSON object") && msg.contains(kind),
+                "{input}: {msg}"
+            );
+        }
+        let (st, out) = to_request("{}");
+        assert_eq!(st, TN_OK, "{out}");
+        assert!(out.ends_with(r#"","kind":"input","prompt":""}"#), "{out}");
+    }
+
+    /// §4: `tn_server_request_response` still reads `null` params as `{}` (no resolver: -32601;
+    /// a resolver that answers: its ElicitResult).
+    #[test]
+    fn server_request_response_reads_null_params_as_empty() {
+        let msg =
+            CString::new(r#"{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":null}"#)
+                .unwrap();
+        let mut out: *mut c_char = std::ptr::null_mut();
+        // SAFETY: a NULL resolver, a valid C string and out-pointer.
+        let st = unsafe {
+            tn_server_request_response(None, std::ptr::null_mut(), msg.as_ptr(), &mut out)
+        };
+        assert_eq!(st, TN_OK);
+        assert!(!out.is_null());
+        // SAFETY: a string the library just returned; freed once, right after the copy.
+        let s = unsafe { CStr::from_ptr(out) }
+            .to_string_lossy()
+            .into_owned();
+        // SAFETY: as above.
+        unsafe { tn_string_free(out) };
+        assert_eq!(
+            s,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found"}}"#
+        );
+    }
 }

@@ -68,6 +68,11 @@ pub struct StdioTransport {
     /// A read end of that pipe we keep open, so writes never raise SIGPIPE ([`os::stdin_pipe`]).
     keep_reader: Mutex<Option<OwnedFd>>,
     child: Mutex<Option<Child>>,
+    /// The leader's exit as recorded by whoever reaped it (shutdown), set in the same critical
+    /// section of `child` that takes the child: `child` None means this is final. The reader's
+    /// EOF can come after the reap (another process held stdout, or it just lost the race), and
+    /// a reaped pid can no longer be peeked (§3: the failure still carries the exit status).
+    reaped: Mutex<Option<os::Exit>>,
     pid: i32,
     stderr: Arc<StderrTail>,
     threads: Mutex<Vec<JoinHandle<()>>>,
@@ -144,6 +149,7 @@ pub fn spawn(
         stdin: Mutex::new(Some(stdin)),
         keep_reader: Mutex::new(Some(keep_reader)),
         child: Mutex::new(Some(child)),
+        reaped: Mutex::new(None),
         pid,
         stderr: Arc::new(StderrTail::default()),
         threads: Mutex::new(Vec::new()),
@@ -271,23 +277,32 @@ impl StdioTransport {
         lock(&self.stdin).take();
     }
 
-    /// Why stdout ended: waits briefly for the exit status and the last stderr lines.
+    /// The leader's exit as far as known now, and whether it has been reaped (then that is all
+    /// there will ever be). Peeks only while the leader is unreaped (its child lock held): a
+    /// reaped pid may be reused.
+    fn exit_now(&self) -> (Option<os::Exit>, bool) {
+        let child = lock(&self.child);
+        if child.is_some() {
+            (os::peek_exit(self.pid), false)
+        } else {
+            (*lock(&self.reaped), true)
+        }
+    }
+
+    /// Why stdout ended: waits briefly for the exit status and the last stderr lines. Once
+    /// shutdown has reaped the child it waits no more: the exit is what shutdown recorded, and
+    /// the whole group was killed (§3: disconnect is bounded).
     fn eof_message(&self) -> String {
         let deadline = Instant::now() + Duration::from_millis(500);
-        // Only while the leader is unreaped (its child lock held): a reaped pid may be reused.
-        let peek = || {
-            lock(&self.child)
-                .as_ref()
-                .and_then(|_| os::peek_exit(self.pid))
-        };
-        let mut exit = peek();
-        while Instant::now() < deadline
-            && (exit.is_none() || !self.stderr.done.load(Ordering::Acquire))
-        {
-            std::thread::sleep(Duration::from_millis(5));
-            if exit.is_none() {
-                exit = peek();
+        let mut exit = None;
+        loop {
+            let (now, reaped) = self.exit_now();
+            exit = exit.or(now);
+            let stderr_done = self.stderr.done.load(Ordering::Acquire);
+            if reaped || (exit.is_some() && stderr_done) || Instant::now() >= deadline {
+                break;
             }
+            std::thread::sleep(Duration::from_millis(5));
         }
         let mut msg = match exit {
             Some(e) => format!("the server process {e}"),
@@ -313,6 +328,15 @@ impl StdioTransport {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
+}
+
+/// A reaped child's exit in the words of [`os::peek_exit`].
+fn exit_of(status: std::process::ExitStatus) -> Option<os::Exit> {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .map(os::Exit::Code)
+        .or_else(|| status.signal().map(os::Exit::Signal))
 }
 
 /// Other live processes in process group `pgid` (the leader excluded), from /proc.
@@ -367,8 +391,13 @@ impl Transport for StdioTransport {
             }
             os::signal_group(self.pid, os::SIGKILL);
         }
-        if let Some(mut child) = lock(&self.child).take() {
-            let _ = child.wait();
+        {
+            // Reap and record in one critical section of `child`, so that a reader that finds
+            // no child finds the exit recorded ([`Self::exit_now`]).
+            let mut child = lock(&self.child);
+            if let Some(mut c) = child.take() {
+                *lock(&self.reaped) = c.wait().ok().and_then(exit_of);
+            }
         }
         lock(&self.stdin).take();
         lock(&self.keep_reader).take();

@@ -98,6 +98,10 @@ static void test_not_json(void) {
 static void test_wrong_shapes(void) {
   char *out = DIRTY;
   expect_err(tn_elicitation_to_request("[]", &out), TN_ERR_INVALID_ARGUMENT, "object", "e2r array");
+  /* contract §4: the pure function takes an object; null is invalid input like any other */
+  expect_err(tn_elicitation_to_request("null", &out), TN_ERR_INVALID_ARGUMENT, "got null", "e2r null");
+  expect_err(tn_elicitation_to_request("7", &out), TN_ERR_INVALID_ARGUMENT, "object", "e2r number");
+  CHECK(out == NULL, "e2r: no output on error");
   expect_err(tn_answer_to_result("{\"ok\":\"yes\"}", &out), TN_ERR_INVALID_ARGUMENT, "ok", "a2r ok string");
   expect_err(tn_answer_to_result("{\"ok\":true,\"data\":[1]}", &out), TN_ERR_INVALID_ARGUMENT, "data", "a2r data array");
   expect_err(tn_server_request_response(NULL, NULL, "[1]", &out), TN_ERR_INVALID_ARGUMENT, "object", "srr array");

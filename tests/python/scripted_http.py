@@ -324,6 +324,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             return
         if name == "echo":
+            if args.get("delay_ms"):  # an echo that stays in flight a while
+                threading.Event().wait(args["delay_ms"] / 1000.0)
             body = result(rid, text(f"echo: {args.get('text')}"))
             if sc == "sse":
                 self.sse_start()

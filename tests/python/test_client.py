@@ -440,9 +440,43 @@ def test_startup_failures(one):
     # tn_connect also includes the bounded shutdown of the failed child: it sleeps through
     # stdin EOF, so 2 s later it gets SIGTERM (the C test allows 2.5 s; this leaves room for load)
     assert took < 3.5, "initialize bounded: %.2fs" % took
-    # a failed server has no tools and its names are unknown
+    # a failed server has no tools; calling one of its names says why (§3), still NOT_FOUND
     assert c.tools_text() == "[]"
-    assert c.call("fx_echo", '{"text":"x"}') == (TN_ERR_NOT_FOUND, "no tool named `fx_echo`")
+    assert c.call("fx_echo", '{"text":"x"}') == (
+        TN_ERR_NOT_FOUND,
+        "no tool named `fx_echo`: server `fx` failed during `initialize`: no answer within 200 ms")
+
+
+def test_tools_of_servers_that_did_not_start(connect):
+    """NOT_FOUND for a name whose prefix is a failed or disabled server's (sanitize(server) +
+    "_") names that server and says it failed (its failure text) or is disabled."""
+    c = connect({"mcpServers": {
+        "fx": server(),
+        "fx_b": server("--exit-on-init", 5),
+        "off": server(disabled=True),
+        "a.b": server(enabled=False),
+        "a": server("--exit-on-init", 6),
+        "bad": server(timeout="soon"),
+    }})
+    failed_b = ("server `fx_b` failed during `initialize`: the server process exited with status 5; "
+                "stderr: fixture: refusing to initialize")
+    assert json.loads(c.statuses_text())["servers"]["fx_b"]["error"] == failed_b
+    assert c.call("fx_b_echo", '{"text":"x"}') == (
+        TN_ERR_NOT_FOUND, "no tool named `fx_b_echo`: " + failed_b)
+    assert c.call("off_echo") == (TN_ERR_NOT_FOUND, "no tool named `off_echo`: server `off` is disabled")
+    # the longest matching prefix wins: `a_b_x` is `a.b`'s (sanitized `a_b`), `a_x` is `a`'s
+    assert c.call("a_b_x") == (TN_ERR_NOT_FOUND, "no tool named `a_b_x`: server `a.b` is disabled")
+    status, msg = c.call("a_x")
+    assert status == TN_ERR_NOT_FOUND
+    assert msg.startswith("no tool named `a_x`: server `a` failed during `initialize`: "
+                          "the server process exited with status 6"), msg
+    status, msg = c.call("bad_t")
+    assert status == TN_ERR_NOT_FOUND
+    assert msg.startswith("no tool named `bad_t`: server `bad` failed during `config`: "), msg
+    # a connected server's unknown name, and a name matching no server, stay bare
+    assert c.call("fx_nope") == (TN_ERR_NOT_FOUND, "no tool named `fx_nope`")
+    assert c.call("offline") == (TN_ERR_NOT_FOUND, "no tool named `offline`")
+    assert c.call("fx_echo", '{"text":"ok"}') == (TN_OK, tool_result("ok"))
 
 
 def test_servers_start_in_parallel(connect):
@@ -872,7 +906,8 @@ def test_server_requests_ping_and_unknown(one, with_resolver):
         '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}')
     if not with_resolver:
         assert c.result("fx_ask_form") == tool_result(
-            'elicitation error: {"code":-32601,"message":"Method not found"}', True), "no resolver: -32601, not a hang"
+            'elicitation error: {"code":-32601,"message":"Method not found"}\n'
+            "the server asked for input; no resolver is registered", True), "no resolver: -32601, not a hang"
     assert s.requests == []
 
 

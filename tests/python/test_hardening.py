@@ -240,14 +240,16 @@ class Run:
         return pid
 
     def finish(self, disconnect_bound=1.5):
-        """Disconnects (bounded), then checks processes and threads."""
+        """Disconnects (bounded), then checks processes and threads; returns the seconds
+        disconnect took."""
         _, took = timed(self.client.disconnect)
-        assert took < disconnect_bound, "disconnect took %.2fs (bound %.1fs)" % (took, disconnect_bound)
+        assert took < disconnect_bound, "disconnect took %.2fs (bound %.2fs)" % (took, disconnect_bound)
         for pid in self.pids:
             assert_child_gone(pid)
         for pid in self.grandchildren:
             assert_grandchild_gone(pid)
         assert_threads_back(self.baseline)
+        return took
 
 
 @pytest.fixture
@@ -266,7 +268,10 @@ def test_exits_during_initialize(run):
         "error": "server `bad` failed during `initialize`: the server process exited with status 7; "
                  "stderr: fixture: refusing to initialize"}
     assert statuses(c)["ok"]["status"] == "connected"
-    assert c.call("bad_echo", '{"text":"x"}') == (TN_ERR_NOT_FOUND, "no tool named `bad_echo`")
+    assert c.call("bad_echo", '{"text":"x"}') == (
+        TN_ERR_NOT_FOUND,
+        "no tool named `bad_echo`: server `bad` failed during `initialize`: the server process "
+        "exited with status 7; stderr: fixture: refusing to initialize")
     assert_ok_answers(c)
     assert_child_gone(run.pids[0], within=0.2)  # reaped before tn_connect returned
     run.finish()
@@ -376,6 +381,30 @@ def test_ignores_sigterm(run):
     assert time.monotonic() - t0 > 2.5, "stdin close, 2 s, SIGTERM (ignored), 1 s, SIGKILL"
 
 
+# ---------------------------------------------------------------- disconnect
+
+
+def test_stdout_outlives_the_process(run):
+    """Another process holds the server's stdout, so the reader sees EOF only after disconnect
+    has reaped the server: it takes the exit status from the reaper rather than polling 500 ms
+    for an exit it can no longer see (disconnect then took ~0.7 s instead of ~0.2 s)."""
+    c, _ = run.start(fx("--stdout-outlives-exit-ms", 200))
+    assert_ok_answers(c)
+    took = run.finish(disconnect_bound=0.45)
+    assert took > 0.15, "disconnect waits for the reader, which sees EOF after 200 ms: %.2fs" % took
+
+
+def test_200_disconnects_none_stalls(connect):
+    """Disconnecting a quiet server is quick every time: the reader's EOF racing the reap once
+    stalled ~500 ms in a few disconnects out of 200 (more under load)."""
+    took = []
+    for _ in range(200):
+        c = connect({"mcpServers": {"fx": fx()}})
+        took.append(timed(c.disconnect)[1])
+    took.sort()
+    assert took[-1] < 0.45, "slowest disconnects: %s" % ", ".join("%.3f" % t for t in took[-5:])
+
+
 # ---------------------------------------------------------------- bad output
 
 
@@ -480,12 +509,31 @@ def test_unknown_and_duplicate_ids(run, tool):
 # ---------------------------------------------------------------- elicitation
 
 
+NO_RESOLVER = "the server asked for input; no resolver is registered"
+
+
 def test_elicitation_without_a_resolver(run):
     c, _ = run.start(fx())
+    assert "lastElicitationError" not in statuses(c)["bad"]
+    # a call in flight on the same server when the question arrives (stdio: every such call
+    # is concerned, §4), and one on the other server (not concerned)
+    slow, slow_box = in_thread(c.result, "bad_slow", '{"ms":600}')
+    other, other_box = in_thread(c.result, "ok_slow", '{"ms":600}')
+    time.sleep(0.2)
     r, took = timed(c.result, "bad_ask_form")
-    # the library answers -32601 at once (it did not offer the capability); the server says so
-    assert r == result('elicitation error: {"code":-32601,"message":"Method not found"}', True), r
+    # the library answers -32601 at once (it did not offer the capability); the server says so,
+    # and the output's last line says why (§4 "Capability"); isError is the server's
+    assert r == result('elicitation error: {"code":-32601,"message":"Method not found"}\n'
+                       + NO_RESOLVER, True), r
     assert took < 1.0, "%.2fs" % took
+    assert statuses(c)["bad"]["lastElicitationError"] == NO_RESOLVER
+    assert "lastElicitationError" not in statuses(c)["ok"]
+    slow.join(5)
+    other.join(5)
+    assert slow_box == [result("slept 600\n" + NO_RESOLVER)], slow_box
+    assert other_box == [result("slept 600")], other_box
+    # later calls are not concerned
+    assert c.result("bad_echo", '{"text":"x"}') == result("x")
     assert json.loads(json.loads(c.result("bad_client_info"))["output"])["capabilities"] == {}
     assert_ok_answers(c)
     run.finish()

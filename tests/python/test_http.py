@@ -254,6 +254,23 @@ def test_sse_replies_and_elicitation_on_the_call_stream(connect, scripted):
     assert seen[0]["prompt"] == "Name?"
 
 
+def test_elicitation_without_a_resolver_over_http(connect, scripted):
+    """§4 "Capability": with no resolver the server's question gets -32601, and over HTTP only
+    the call whose stream carried it gets the note as its output's last line."""
+    note = "the server asked for input; no resolver is registered"
+    c = connect(one(scripted + "/sse/mcp"))
+    slow = []
+    t = threading.Thread(target=lambda: slow.append(c.result("h_echo", '{"text":"slow","delay_ms":600}')))
+    t.start()
+    time.sleep(0.2)
+    out, err = output(c.result("h_elicit"))
+    last = out.split("\n")[-1]
+    assert (json.loads(out.split("\n")[0])["error"]["code"], last, err) == (-32601, note, False), out
+    t.join(5)
+    assert [output(r) for r in slow] == [("echo: slow", False)]
+    assert json.loads(c.statuses_text())["servers"]["h"]["lastElicitationError"] == note
+
+
 def test_session_expiry_reinitializes_once(connect, scripted):
     urllib.request.urlopen(urllib.request.Request(scripted + "/_reset", data=b"", method="POST")).read()
     c = connect(one(scripted + "/expire/mcp"))

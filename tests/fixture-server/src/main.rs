@@ -47,13 +47,15 @@ struct Opts {
     stdout_close_after_init: bool,
     print_pid_file: Option<String>,
     hardening_tools: bool,
+    stdout_outlives_exit_ms: Option<u64>,
 }
 
 const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra-tools N] \
 [--page-size N] [--repeat-cursor] [--exit-on-init CODE] [--exit-after-init CODE] \
 [--init-delay-ms N] [--stderr-flood-mb N] [--no-tools-list] [--silent-tool-list] \
 [--ignore-stdin-eof] [--ignore-sigterm] [--close-stdin-after-init] \
-[--stdout-close-after-init] [--print-pid-file PATH] [--hardening-tools]";
+[--stdout-close-after-init] [--print-pid-file PATH] [--hardening-tools] \
+[--stdout-outlives-exit-ms N]";
 
 fn usage_error(msg: &str) -> ! {
     eprintln!("fixture: {msg}\n{USAGE}");
@@ -87,6 +89,7 @@ fn parse_opts() -> Opts {
         stdout_close_after_init: false,
         print_pid_file: None,
         hardening_tools: false,
+        stdout_outlives_exit_ms: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -117,6 +120,9 @@ fn parse_opts() -> Opts {
             "--stdout-close-after-init" => o.stdout_close_after_init = true,
             "--print-pid-file" => o.print_pid_file = Some(value("--print-pid-file")),
             "--hardening-tools" => o.hardening_tools = true,
+            "--stdout-outlives-exit-ms" => {
+                o.stdout_outlives_exit_ms = Some(num(&a, value(&a)));
+            }
             "-h" | "--help" => {
                 eprintln!("{USAGE}");
                 process::exit(0);
@@ -1298,6 +1304,20 @@ fn write_pid_file(path: &str) {
 fn stdin_ended(server: &Server) -> ! {
     if opts().ignore_stdin_eof || server.discard {
         sleep_forever();
+    }
+    if let Some(ms) = opts().stdout_outlives_exit_ms {
+        use std::os::unix::process::CommandExt;
+        // A `sleep` in its own process group keeps our stdout open: the client reads EOF only
+        // after this process is gone (and reaped), and the group kill does not reach it.
+        let spawned = Command::new("sleep")
+            .arg(format!("{}.{:03}", ms / 1000, ms % 1000))
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn();
+        if let Err(e) = spawned {
+            eprintln!("fixture: cannot start sleep: {e}");
+        }
     }
     process::exit(0);
 }
