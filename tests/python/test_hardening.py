@@ -592,7 +592,7 @@ def http_run(run, scripted, scenario, timeout=1000):
     ("error500", "HTTP 500 Internal Server Error: boom", 1.0),
     ("error503", "HTTP 503 Service Unavailable: overloaded, try again later", 1.0),
     ("badsse", "the event stream failed before the response: utf8 parse error: invalid utf-8", 1.0),
-    ("redirect", "too many redirects", 1.0),
+    ("redirect", "more than 8 redirects", 1.0),
 ])
 def test_http_failures(run, scripted, scenario, cause, bound):
     c, took = http_run(run, scripted, scenario)
