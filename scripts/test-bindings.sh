@@ -159,6 +159,8 @@ c_install() ( # a subshell: the temporary prefix goes away on exit
   echo "installed, linked shared+static (+ Go via pkg-config), ran, uninstalled"
 )
 part "c: make install + pkg-config" c_install
+# The release library exports the header's functions minus the debug-only ones (c-api.md).
+part "c: release exports = header" scripts/check-header.sh target/install/release/libtoolnexus.so release
 
 echo
 if [ $failed -gt 0 ]; then echo "failed parts: ${failed_names[*]}"; fi
