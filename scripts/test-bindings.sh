@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests the host bindings (issue 5): Python (ctypes package, pip-installed), Go (cgo, -race with
+# Tests the host bindings: Python (ctypes package, pip-installed), Go (cgo, -race with
 # GODEBUG=cgocheck=2), C++ (header-only wrapper, example with -Werror), and the C install
 # (`make install` + pkg-config). Prints one line per part and "N passed, M failed" last; exits
 # non-zero on any failure. Installs what it needs into .cache/ (Go via apt-get when missing).
