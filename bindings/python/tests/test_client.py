@@ -21,6 +21,8 @@ def test_bundled_library_is_used():
     assert tn.library_path() == os.path.join(pkg, "libtoolnexus.so")
     assert os.path.exists(tn.library_path())
     assert tn.version() == "0.1.0"
+    for name in ("LICENSE-MIT", "LICENSE-APACHE"):  # the bundled binary's license texts
+        assert os.path.exists(os.path.join(pkg, name)), name
 
 
 def test_connect_list_call_statuses():
