@@ -2,7 +2,8 @@
 //! `include/toolnexus.h` must equal it (a test checks; `scripts/regen-header` refreshes it).
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/ffi");
+    // The whole tree: cbindgen reads every module, and a `pub` item anywhere can reach the header.
+    println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     let crate_dir = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
     let out_dir = std::env::var("OUT_DIR").expect("OUT_DIR");

@@ -10,11 +10,6 @@
 #include <stddef.h>
 
 /*
- Default cap on one inbound message (§5).
- */
-#define DEFAULT_MAX_MESSAGE_BYTES ((32 * 1024) * 1024)
-
-/*
  The resolver answered before returning.
  */
 #define TN_RESOLVED 0
@@ -23,11 +18,6 @@
  The host will answer later, from any thread, with `tn_responder_answer`.
  */
 #define TN_DEFERRED 1
-
-/*
- The most `tools/list` pages followed (§3).
- */
-#define MAX_PAGES 1000
 
 /*
  Opaque client handle.
@@ -165,14 +155,17 @@ tn_status tn_responder_answer(tn_responder *responder, const char *answer_json);
  */
 tn_status tn_sanitize_name(const char *name_json, char **name_json_out);
 
+#if defined(TOOLNEXUS_DEBUG_API)
 /*
  Panics inside the guard on purpose and returns `TN_ERR_PANIC` with a message that contains
- `message`: lets hosts and bindings test their handling of the panic status.
+ `message`: lets hosts and bindings test their handling of the panic status. Debug-only
+ (c-api.md): exported by debug builds alone, declared under `TOOLNEXUS_DEBUG_API`.
 
  # Safety
  `message` is NULL or a NUL-terminated string.
  */
 tn_status tn_debug_force_panic(const char *message);
+#endif
 
 /*
  Connects every server in `config_json` (contract §2). `resolver` may be NULL: then no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests the host bindings (issue 5): Python (ctypes package, pip-installed), Go (cgo, -race with
+# Tests the host bindings: Python (ctypes package, pip-installed), Go (cgo, -race with
 # GODEBUG=cgocheck=2), C++ (header-only wrapper, example with -Werror), and the C install
 # (`make install` + pkg-config). Prints one line per part and "N passed, M failed" last; exits
 # non-zero on any failure. Installs what it needs into .cache/ (Go via apt-get when missing).
@@ -159,6 +159,8 @@ c_install() ( # a subshell: the temporary prefix goes away on exit
   echo "installed, linked shared+static (+ Go via pkg-config), ran, uninstalled"
 )
 part "c: make install + pkg-config" c_install
+# The release library exports the header's functions minus the debug-only ones (c-api.md).
+part "c: release exports = header" scripts/check-header.sh target/install/release/libtoolnexus.so release
 
 echo
 if [ $failed -gt 0 ]; then echo "failed parts: ${failed_names[*]}"; fi

@@ -7,11 +7,11 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// Default per-phase timeout (§2).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
 /// Default bound on one resolver answer (§4).
-pub const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_millis(600_000);
+pub(crate) const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_millis(600_000);
 /// Default cap on one inbound message (§5).
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
 
 /// How to reach a server.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,4 +1,4 @@
-//! In-test fuzzing on stable (issue 7): a small mutation fuzzer over seed corpora for the pure
+//! In-test fuzzing on stable: a small mutation fuzzer over seed corpora for the pure
 //! bridge functions (through the C ABI), JSON-RPC line classification, SSE parsing, config
 //! parsing and result shaping. The invariant everywhere: no panic, and every success is valid
 //! JSON. Short by default (part of `cargo test`); `FUZZ_SECONDS=600 cargo test --release

@@ -1,8 +1,8 @@
 //! A byte-level JSON reader for the per-call hot path (architecture: "the reader owns the id
-//! match"; issue 6: no extra copies or trees per call). [`top_level`] validates a line as
-//! strictly as serde_json does (UTF-8 aside, which the caller checks) while picking out the
-//! top-level `id` and `method`; [`entries`] and [`decode_string`] then let the caller read the
-//! parts of an already-validated line it needs, without building a tree.
+//! match"), with no extra copies or trees per call. [`top_level`] validates a line as strictly
+//! as serde_json does (UTF-8 aside, which the caller checks) while picking out the top-level
+//! `id` and `method`; [`for_each_entry`], [`elements`] and [`decode_string`] then let the
+//! caller read the parts of an already-validated line it needs, without building a tree.
 
 use std::borrow::Cow;
 

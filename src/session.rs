@@ -8,11 +8,12 @@ use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// The protocol version we offer, and the ones we accept back (§3 of issue 3).
-pub const PROTOCOL_VERSION: &str = "2025-11-25";
-pub const ACCEPTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// The protocol version we offer, and the ones we accept back (contract §3, the `initialize` handshake).
+pub(crate) const PROTOCOL_VERSION: &str = "2025-11-25";
+pub(crate) const ACCEPTED_VERSIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// The most `tools/list` pages followed (§3).
-pub const MAX_PAGES: usize = 1000;
+pub(crate) const MAX_PAGES: usize = 1000;
 
 /// A connected server.
 pub struct Session {

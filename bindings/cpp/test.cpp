@@ -8,6 +8,8 @@
 #include <sstream>
 #include <thread>
 
+// tn_debug_force_panic is debug-only (c-api.md "Debug-only"); the tests link the debug build.
+#define TOOLNEXUS_DEBUG_API
 #include "toolnexus.hpp"
 
 namespace tn = toolnexus;

@@ -9,6 +9,8 @@
 // Errors are toolnexus::Error (a std::runtime_error whose what() is the library's
 // tn_last_error_message, plus the status). The resolver is a std::function; an exception it
 // throws makes the server see cancel. Link with -ltoolnexus.
+//
+// SPDX-License-Identifier: MIT OR Apache-2.0 (LICENSE-MIT, LICENSE-APACHE of toolnexus)
 #ifndef TOOLNEXUS_HPP
 #define TOOLNEXUS_HPP
 

@@ -572,15 +572,3 @@ func (c *Client) Close() error {
 	}
 	return nil
 }
-
-// debugForcePanic calls tn_debug_force_panic (tests of the TN_ERR_PANIC path).
-func debugForcePanic(msg string) error {
-	cmsg := C.CString(msg)
-	defer C.free(unsafe.Pointer(cmsg))
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if st := C.tn_debug_force_panic(cmsg); st != 0 {
-		return lastError(st)
-	}
-	return nil
-}

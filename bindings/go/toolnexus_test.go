@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"toolnexus/bindings/go/internal/debugapi"
 )
 
 // fixture is tests/fixture-server: $TN_FIXTURE, else the repo's debug build.
@@ -123,8 +125,8 @@ func TestErrorsCarryTheLibraryMessage(t *testing.T) {
 	if _, err := AnswerToResult(`{"ok":"yes"}`); !errors.Is(err, ErrInvalidArgument) || err.Error() != "Answer `ok` must be a boolean, got a string" {
 		t.Fatalf("answer: %v", err)
 	}
-	if err := debugForcePanic("boom from go"); !errors.Is(err, ErrPanic) || !strings.Contains(err.Error(), "boom from go") {
-		t.Fatalf("panic: %v", err)
+	if st, msg := debugapi.ForcePanic("boom from go"); Status(st) != StatusPanic || !strings.Contains(msg, "boom from go") {
+		t.Fatalf("panic: status %d, %q", st, msg)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)

@@ -2,8 +2,9 @@
 
 `pip install ./bindings/python` (from a checkout of the Rust repository) runs
 `cargo rustc --release` for the `toolnexus` crate and copies the resulting
-libtoolnexus.so into the wheel, next to toolnexus_c/__init__.py. The Rust sources
-are looked up at $TOOLNEXUS_SOURCE_DIR, else two directories above this file.
+libtoolnexus.so into the wheel, next to toolnexus_c/__init__.py, with the
+repository's LICENSE-MIT and LICENSE-APACHE (the library is MIT OR Apache-2.0). The
+Rust sources are looked up at $TOOLNEXUS_SOURCE_DIR, else two directories above this file.
 The cargo invocation is the same as the top-level Makefile's (`make lib`), in
 the same target directory (target/install), so the two share one release build.
 """
@@ -24,6 +25,7 @@ except ImportError:  # pragma: no cover - only sdists can be built then
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIB_NAME = "libtoolnexus.so"
 SONAME = "libtoolnexus.so.0"
+LICENSES = ("LICENSE-MIT", "LICENSE-APACHE")
 
 
 def source_dir():
@@ -71,6 +73,9 @@ class BuildPyWithLib(build_py):
             shutil.copyfile(lib, tmp)
         os.chmod(tmp, 0o755)
         os.replace(tmp, dest)
+        # The binary is distributed in the wheel: its license texts go with it.
+        for name in LICENSES:
+            shutil.copyfile(os.path.join(source_dir(), name), os.path.join(dest_dir, name))
 
 
 cmdclass = {"build_py": BuildPyWithLib}

@@ -193,10 +193,12 @@ pub unsafe extern "C" fn tn_sanitize_name(
 }
 
 /// Panics inside the guard on purpose and returns `TN_ERR_PANIC` with a message that contains
-/// `message`: lets hosts and bindings test their handling of the panic status.
+/// `message`: lets hosts and bindings test their handling of the panic status. Debug-only
+/// (c-api.md): exported by debug builds alone, declared under `TOOLNEXUS_DEBUG_API`.
 ///
 /// # Safety
 /// `message` is NULL or a NUL-terminated string.
+#[cfg(debug_assertions)]
 #[no_mangle]
 pub unsafe extern "C" fn tn_debug_force_panic(message: *const c_char) -> tn_status {
     guard("tn_debug_force_panic", || {

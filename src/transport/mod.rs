@@ -9,9 +9,9 @@ pub mod stdio;
 pub use crate::ffi::os::block_sigpipe_on_this_thread;
 
 /// How long `tn_disconnect` lets a child exit on its own after stdin closes (§3).
-pub const DISCONNECT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+pub(crate) const DISCONNECT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// The same for a server that failed to start: it serves nobody, so it is not waited on long.
-pub const FAILED_START_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+pub(crate) const FAILED_START_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// What every transport offers besides sending (which is [`crate::conn::Outbound`]).
 pub trait Transport: Send + Sync {

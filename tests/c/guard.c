@@ -1,6 +1,8 @@
-/* The guard around every exported function (issue: "Tests for the guard"): NULL in each
+/* The guard around every exported function (c-api.md "Conventions"): NULL in each
  * pointer argument, invalid UTF-8, non-JSON, wrong shapes and a forced panic all give the
  * right status and a message that says what was wrong; nothing crashes. */
+/* tn_debug_force_panic is debug-only (c-api.md "Debug-only"); these tests use a debug build. */
+#define TOOLNEXUS_DEBUG_API
 #include "check.h"
 #include <pthread.h>
 

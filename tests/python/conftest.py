@@ -17,6 +17,14 @@ import tnlib  # noqa: E402
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "valgrind: also run under valgrind by scripts/test (\"python valgrind\", `-m valgrind`): "
+        "the parity vectors and the client tests of the C ABI's memory paths, kept quick under valgrind",
+    )
+
+
 @pytest.fixture
 def connect():
     made = []

@@ -255,6 +255,7 @@ def test_missing_program_fails_during_connect(connect):
     assert servers["ok"]["status"] == "connected", servers
 
 
+@pytest.mark.valgrind
 def test_config_errors_name_the_key(connect):
     cfg = {"mcpServers": {
         "ok": server(), "n": 5, "t": {"command": ["x"], "timeout": -3}, "ts": {"command": ["x"], "timeout": "100"},
@@ -298,6 +299,7 @@ def test_config_errors_name_the_key(connect):
     assert st == '{"servers":{"bare":{"status":"connected","protocolVersion":"2025-11-25","tools":29}}}', st
 
 
+@pytest.mark.valgrind
 @pytest.mark.parametrize("config,status,message", [
     (b"not json", TN_ERR_INVALID_JSON, "config_json is not JSON: expected ident at line 1 column 2"),
     (b"", TN_ERR_INVALID_JSON, "config_json is not JSON: EOF while parsing a value at line 1 column 0"),
@@ -320,6 +322,7 @@ def test_empty_server_map_connects(connect):
     assert connect('{"mcpServers":{}}').tools_text() == "[]"
 
 
+@pytest.mark.valgrind
 def test_collisions_first_server_wins(connect):
     c = connect({"mcpServers": {"a_b": server(), "a.b": server()}})
     t, st = c.tools_text(), c.statuses_text()
@@ -348,6 +351,7 @@ def test_sanitized_server_names(connect):
     assert list(json.loads(c.statuses_text())["servers"]) == ["ü😀 x-1"]
 
 
+@pytest.mark.valgrind
 def test_allowlist(one):
     names = lambda c: [x["name"] for x in json.loads(c.tools_text())]  # noqa: E731
     c = one(tools={"echo": True, "add": False, "no-such-tool": True})
@@ -493,6 +497,7 @@ def test_servers_start_in_parallel(connect):
 # ---------------------------------------------------------------- calls
 
 
+@pytest.mark.valgrind
 def test_results_are_shaped(one):
     c = one(env={"TN_FX_VAR": "from-config"}, cwd="/tmp")
     raw = json.dumps({"text": 'héllo 😀 "q"\n'}, ensure_ascii=False)
@@ -704,6 +709,7 @@ def test_stdout_closed_but_running(one):
 # ---------------------------------------------------------------- the resolver
 
 
+@pytest.mark.valgrind
 @pytest.mark.parametrize("answer,result", [
     ('{"ok":true,"data":{"name":"Ada","age":36,"color":"red","subscribe":true}}',
      '{"action":"accept","content":{"name":"Ada","age":36,"color":"red","subscribe":true}}'),
@@ -720,6 +726,7 @@ def test_inline_accept_decline_cancel(one, answer, result):
     assert FORM_REQUEST_RE.match(s.requests[0]), s.requests[0]
 
 
+@pytest.mark.valgrind
 def test_request_ids_are_unique_and_increasing(one):
     s = Script("answer", '{"ok":false}')
     c = one(resolver=s.resolver)
@@ -732,6 +739,7 @@ def test_request_ids_are_unique_and_increasing(one):
     assert [json.loads(r)["prompt"] for r in s.requests] == ["m", "m", "m", "first?", "second?"]
 
 
+@pytest.mark.valgrind
 def test_answer_may_carry_the_request_id(one):
     s = Script("answer")
     c = one(resolver=s.resolver)
@@ -750,6 +758,7 @@ def test_answer_may_carry_the_request_id(one):
     assert s.first == TN_OK
 
 
+@pytest.mark.valgrind
 def test_url_mode(one):
     s = Script("answer", '{"ok":true,"data":{"ignored":1}}')
     c = one(resolver=s.resolver)
@@ -766,6 +775,7 @@ def test_url_mode(one):
     assert c.result("fx_ask_url") == tool_result('{"action":"cancel"}')
 
 
+@pytest.mark.valgrind
 def test_deferred_answers(one):
     s = Script("timer", '{"ok":true,"data":{"name":"Later"}}', delay=0.2)
     c = one(resolver=s.resolver)
@@ -841,6 +851,7 @@ def test_elicitation_timeout_sends_cancel(one):
     assert c.result("fx_echo", '{"text":"after"}') == tool_result("after")
 
 
+@pytest.mark.valgrind
 @pytest.mark.parametrize("mode,why", [
     ("fail", "the resolver failed (returned 7)"),
     ("no_answer", "the resolver returned TN_RESOLVED without answering"),
@@ -862,6 +873,7 @@ def test_failing_resolvers_mean_cancel(one, mode, why):
         assert s.resolver.errors == []
 
 
+@pytest.mark.valgrind
 def test_reentrancy(connect):
     s = Script("reenter", '{"ok":true,"data":{"name":"R"}}')
     c = connect({"mcpServers": {"fx": server(), "other": server()}}, s.resolver)
@@ -896,6 +908,7 @@ def test_disconnect_inside_resolver_is_refused(one):
     assert c.result("fx_echo", '{"text":"alive"}') == tool_result("alive"), "client still connected"
 
 
+@pytest.mark.valgrind
 @pytest.mark.parametrize("with_resolver", [False, True])
 def test_server_requests_ping_and_unknown(one, with_resolver):
     s = Script("answer", '{"ok":true}')
@@ -911,6 +924,7 @@ def test_server_requests_ping_and_unknown(one, with_resolver):
     assert s.requests == []
 
 
+@pytest.mark.valgrind
 def test_sep1034_defaults_and_validation(one):
     s = Script("answer", '{"ok":true,"data":{"name":"Bo"}}')
     c = one(resolver=s.resolver)

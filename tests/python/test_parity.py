@@ -19,6 +19,9 @@ VECTORS_PATH = os.environ.get("TN_PARITY_VECTORS") or os.path.normpath(
     os.path.join(HERE, "..", "..", "..", "shared", "parity", "bridge-vectors.jsonl")
 )
 
+# Every parity vector also runs under valgrind (scripts/test, "python valgrind").
+pytestmark = pytest.mark.valgrind
+
 ID_PLACEHOLDER = b'"id":"<ID>"'
 ID_PREFIX = b'"id":"'
 ID_RE = re.compile(rb"elc-[0-9a-z]+-([1-9][0-9]*)")

@@ -3,13 +3,15 @@
 import concurrent.futures
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
 import toolnexus_c as tn
-from tn_support import FIXTURE, config
+from tn_support import FIXTURE, REPO, config
 
 
 def test_bundled_library_is_used():
@@ -19,6 +21,8 @@ def test_bundled_library_is_used():
     assert tn.library_path() == os.path.join(pkg, "libtoolnexus.so")
     assert os.path.exists(tn.library_path())
     assert tn.version() == "0.1.0"
+    for name in ("LICENSE-MIT", "LICENSE-APACHE"):  # the bundled binary's license texts
+        assert os.path.exists(os.path.join(pkg, name)), name
 
 
 def test_connect_list_call_statuses():
@@ -69,9 +73,36 @@ def test_errors_carry_the_library_message():
     with pytest.raises(tn.InvalidArgument) as e:
         tn.answer_to_result('{"ok":"yes"}')
     assert str(e.value) == "Answer `ok` must be a boolean, got a string"
-    st = tn._ffi.lib().tn_debug_force_panic(b"boom from python")
-    err = tn._ffi.error_for(st)
-    assert isinstance(err, tn.Panic) and "boom from python" in str(err)
+
+
+# tn_debug_force_panic is debug-only (c-api.md "Debug-only"): the bundled release library does
+# not export it, so the panic path is checked in a child process on the checkout's debug build.
+_DEBUG_LIB = os.path.join(REPO, "target", "debug", "libtoolnexus.so")
+_PANIC_CHILD = """
+import ctypes
+import toolnexus_c as tn
+from toolnexus_c import _ffi
+force = _ffi.lib().tn_debug_force_panic
+force.restype, force.argtypes = ctypes.c_int32, [ctypes.c_char_p]
+err = _ffi.error_for(force(b"boom from python"))
+assert isinstance(err, tn.Panic) and "boom from python" in str(err), repr(err)
+print("panic ok")
+"""
+
+
+def test_release_library_has_no_debug_api():
+    if os.environ.get("TOOLNEXUS_LIB"):
+        pytest.skip("TOOLNEXUS_LIB overrides the bundled library")
+    assert not hasattr(tn._ffi.lib(), "tn_debug_force_panic")
+
+
+def test_panic_status_is_raised_as_panic():
+    if not os.path.exists(_DEBUG_LIB):
+        pytest.skip("no debug build at %s (run `cargo build`)" % _DEBUG_LIB)
+    env = dict(os.environ, TOOLNEXUS_LIB=_DEBUG_LIB)
+    child = subprocess.run([sys.executable, "-c", _PANIC_CHILD], cwd="/", env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert child.returncode == 0 and child.stdout.strip() == "panic ok", child.stderr
 
 
 def _ask(c, tool="fx_ask_form"):

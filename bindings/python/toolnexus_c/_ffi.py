@@ -33,7 +33,6 @@ _SIGNATURES = {
     "tn_server_request_response": (c_int32, [RESOLVER, c_void_p, c_char_p, _OUT]),
     "tn_responder_answer": (c_int32, [c_void_p, c_char_p]),
     "tn_sanitize_name": (c_int32, [c_char_p, _OUT]),
-    "tn_debug_force_panic": (c_int32, [c_char_p]),
     "tn_connect": (c_int32, [c_char_p, RESOLVER, c_void_p, _OUT]),
     "tn_list_tools": (c_int32, [c_void_p, _OUT]),
     "tn_server_statuses": (c_int32, [c_void_p, _OUT]),
