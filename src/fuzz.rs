@@ -3,6 +3,7 @@
 //! parsing and result shaping. The invariant everywhere: no panic, and every success is valid
 //! JSON. Short by default (part of `cargo test`); `FUZZ_SECONDS=600 cargo test --release
 //! fuzz_ -- --nocapture --test-threads 1` runs each target for ten minutes.
+#![allow(unsafe_code)] // calls the C ABI, as a host would
 
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::time::{Duration, Instant};

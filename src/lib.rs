@@ -2,7 +2,7 @@
 //!
 //! Protocol logic (bridge, naming, config, sessions) knows nothing of C; [`ffi`] is the only
 //! place with raw pointers and `unsafe`.
-#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod adapters;
@@ -23,5 +23,6 @@ pub mod secrets;
 pub mod sep1034;
 pub mod session;
 pub mod shape;
+pub mod sys;
 pub mod timer;
 pub mod transport;

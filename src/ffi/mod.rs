@@ -1,9 +1,9 @@
 //! The C boundary and nothing else (c-api.md): every exported function checks its arguments,
 //! calls the core, converts the result, and runs inside [`guard::guard`].
+#![allow(unsafe_code)]
 
 pub mod client;
 pub mod guard;
-pub mod os;
 pub mod resolver;
 pub mod strings;
 

@@ -6,7 +6,7 @@ pub mod http_client;
 pub mod sse;
 pub mod stdio;
 
-pub use crate::ffi::os::block_sigpipe_on_this_thread;
+pub use crate::sys::block_sigpipe_on_this_thread;
 
 /// How long `tn_disconnect` lets a child exit on its own after stdin closes (§3).
 pub(crate) const DISCONNECT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);

@@ -4,7 +4,7 @@
 
 use super::{block_sigpipe_on_this_thread, Transport};
 use crate::conn::{lock, Conn, Failure, Outbound};
-use crate::ffi::os;
+use crate::sys as os;
 use std::collections::VecDeque;
 use std::io::Read;
 use std::os::fd::AsRawFd;

@@ -1,7 +1,9 @@
-//! The few POSIX calls the transports need, wrapped safely (the crate keeps `unsafe` in
-//! `src/ffi/`): a stdin pipe that can never raise SIGPIPE, bounded writes, process-group
+//! The few POSIX calls the transports need, wrapped safely (`unsafe` lives here and in
+//! `src/ffi/` only): a stdin pipe that can never raise SIGPIPE, bounded writes, process-group
 //! signals, and peeking at a child's exit without reaping it (so a recycled pgid is never
 //! signalled).
+
+#![allow(unsafe_code)]
 
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
