@@ -3,8 +3,9 @@
 //! calls routed by tool name; a bounded, idempotent disconnect.
 
 use crate::config::{self, Entry};
-use crate::conn::{Bridge, Failure};
+use crate::conn::RequestError;
 use crate::error::{Error, ErrorKind, Result};
+use crate::live_bridge::LiveBridge;
 use crate::responder::Resolver;
 use crate::session::{self, Session};
 use serde_json::{Map, Value};
@@ -62,13 +63,13 @@ impl Client {
                     let active = active.clone();
                     match entry {
                         Entry::Enabled(spec) => Some(scope.spawn(move || {
-                            let bridge = resolver.map(|resolver| Bridge {
+                            let live = resolver.map(|resolver| LiveBridge {
                                 resolver,
                                 elicitation_timeout: spec.elicitation_timeout,
                                 owner: id,
                                 active,
                             });
-                            session::open(spec, bridge)
+                            session::open(spec, live)
                         })),
                         _ => None,
                     }
@@ -199,7 +200,7 @@ impl Client {
                                 Value::String(format!(
                                     "server `{}` failed after connecting: {}",
                                     s.name,
-                                    session::describe(&f, &session.spec)
+                                    session.explain(&f)
                                 )),
                             );
                         }
@@ -265,7 +266,7 @@ impl Client {
                 "tool of a server that is not connected",
             ));
         };
-        if session.conn.in_own_resolver() {
+        if crate::live_bridge::in_own_resolver(&session.conn) {
             return Err(Error::new(
                 ErrorKind::Reentrant,
                 format!(
@@ -307,7 +308,8 @@ impl Client {
 
     /// Whether the calling thread is inside an inline resolver of one of these servers.
     pub fn in_own_resolver(&self) -> bool {
-        self.sessions().any(|s| s.conn.in_own_resolver())
+        self.sessions()
+            .any(|s| crate::live_bridge::in_own_resolver(&s.conn))
     }
 
     fn sessions(&self) -> impl Iterator<Item = &Session> {
@@ -325,7 +327,7 @@ impl Client {
         }
         for s in self.sessions() {
             s.transport.begin_close();
-            s.conn.fail(Failure::Closed);
+            s.conn.fail(RequestError::Closed);
         }
         crate::responder::cancel_owner(self.id, "the client was disconnected");
     }

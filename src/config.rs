@@ -15,7 +15,7 @@ pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
 
 /// How to reach a server.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Transport {
+pub enum Endpoint {
     /// A child process speaking newline-delimited JSON-RPC on stdin/stdout.
     Local {
         /// Program then arguments.
@@ -71,7 +71,7 @@ impl ToolFilter {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerSpec {
     pub name: String,
-    pub transport: Transport,
+    pub endpoint: Endpoint,
     /// Bounds each phase separately: connect, initialize, each tools/list page, each call.
     pub timeout: Duration,
     /// Bounds one resolver answer.
@@ -83,9 +83,9 @@ pub struct ServerSpec {
 impl ServerSpec {
     /// The values to mask in any server text quoted in an error or status (§9).
     pub fn secrets(&self) -> crate::secrets::Secrets {
-        match &self.transport {
-            Transport::Remote { headers, .. } => crate::secrets::Secrets::of_headers(headers),
-            Transport::Local { .. } => crate::secrets::Secrets::default(),
+        match &self.endpoint {
+            Endpoint::Remote { headers, .. } => crate::secrets::Secrets::of_headers(headers),
+            Endpoint::Local { .. } => crate::secrets::Secrets::default(),
         }
     }
 }
@@ -179,14 +179,14 @@ fn parse_entry_inner(name: &str, v: &Value) -> std::result::Result<Entry, String
             ))
         }
     };
-    let transport = if kind == "local" {
+    let endpoint = if kind == "local" {
         parse_local(o)?
     } else {
         parse_remote(o)?
     };
     Ok(Entry::Enabled(ServerSpec {
         name: name.to_string(),
-        transport,
+        endpoint,
         timeout: millis(o, "timeout")?.unwrap_or(DEFAULT_TIMEOUT),
         elicitation_timeout: millis(o, "elicitationTimeout")?
             .unwrap_or(DEFAULT_ELICITATION_TIMEOUT),
@@ -206,7 +206,7 @@ fn parse_entry_inner(name: &str, v: &Value) -> std::result::Result<Entry, String
     }))
 }
 
-fn parse_local(o: &Map<String, Value>) -> std::result::Result<Transport, String> {
+fn parse_local(o: &Map<String, Value>) -> std::result::Result<Endpoint, String> {
     let mut command: Vec<String> = match o.get("command") {
         Some(Value::Array(items)) => items
             .iter()
@@ -255,10 +255,10 @@ fn parse_local(o: &Map<String, Value>) -> std::result::Result<Transport, String>
         Some(Value::String(s)) => Some(s.clone()),
         Some(other) => return Err(format!("`cwd` must be a string, got {}", type_name(other))),
     };
-    Ok(Transport::Local { command, env, cwd })
+    Ok(Endpoint::Local { command, env, cwd })
 }
 
-fn parse_remote(o: &Map<String, Value>) -> std::result::Result<Transport, String> {
+fn parse_remote(o: &Map<String, Value>) -> std::result::Result<Endpoint, String> {
     let url = match o.get("url") {
         Some(Value::String(u)) if !u.is_empty() => u.clone(),
         Some(other) => {
@@ -317,7 +317,7 @@ fn parse_remote(o: &Map<String, Value>) -> std::result::Result<Transport, String
             ))
         }
     }
-    Ok(Transport::Remote { url, headers, net })
+    Ok(Endpoint::Remote { url, headers, net })
 }
 
 fn string_map(
@@ -427,15 +427,13 @@ mod tests {
     fn server_map_lookup_and_order() {
         let e = entries(r#"{"servers":{"b":{"command":["x"]},"a":{"url":"http://h"}}}"#);
         assert_eq!(e[0].0, "a");
-        assert!(
-            matches!(&e[0].1, Entry::Enabled(s) if matches!(s.transport, Transport::Remote{..}))
-        );
+        assert!(matches!(&e[0].1, Entry::Enabled(s) if matches!(s.endpoint, Endpoint::Remote{..})));
         let e = entries(r#"{"agents":{},"s":{"command":"npx","args":["-y","p"]}}"#);
         assert_eq!(e.len(), 1);
         match &e[0].1 {
             Entry::Enabled(s) => assert_eq!(
-                s.transport,
-                Transport::Local {
+                s.endpoint,
+                Endpoint::Local {
                     command: vec!["npx".into(), "-y".into(), "p".into()],
                     env: vec![],
                     cwd: None

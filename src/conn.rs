@@ -1,53 +1,63 @@
-//! One connection's core, the same for every transport (architecture principle 2): ids, the
-//! pending-call map, waking the waiting caller directly from the reader (no hop), the pause
-//! clock, and the live elicitation bridge (contract §4). A transport only moves bytes: it calls
-//! [`Conn::on_line`] for each inbound message and implements [`Outbound`].
+//! One connection's bookkeeping, the same for every transport (architecture principle 2): ids,
+//! the pending-call map, waking the waiting caller directly from the reader (no hop), and the
+//! pause clocks. The reader files every inbound line through [`Conn::on_line`]: a response goes
+//! to its waiter, a server request to [`crate::live_bridge`], anything else is dropped.
 
-use crate::bridge::{self, Route};
+use crate::clock::PauseClock;
 use crate::jsonrpc::{self, Inbound, LineKind};
-use crate::responder::{self, Resolver, ResolverReturn};
-use serde_json::{Map, Value};
-use std::cell::Cell;
+use crate::live_bridge::LiveBridge;
+use crate::transport::{OutKind, Outgoing, Transport};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-/// How messages leave for the server.
-pub trait Outbound: Send + Sync {
-    /// Sends one complete JSON-RPC message (no trailing newline).
-    fn send(&self, message: &str) -> Result<(), String>;
-    /// The request `id` got no answer in time and was given up; a transport that holds work
-    /// for it (an HTTP stream) drops that work.
-    fn abandon(&self, _id: u64) {}
-}
-
 /// Locks a mutex, going on through poisoning (the data is plain and stays consistent).
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Why a request got no result.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Failure {
+pub(crate) enum RequestError {
     /// The server answered with a JSON-RPC error object.
     Rpc(Value),
     /// No answer within the phase timeout (the request id, for `notifications/cancelled`).
     Timeout(u64),
     /// The connection failed (child gone, line too long, write failed…).
     Lost(String),
+    /// The server no longer knows the HTTP session the request was sent on (its generation):
+    /// the session establishes a new one and sends the request again (§5).
+    SessionExpired(u64),
     /// The client is being disconnected.
     Closed,
 }
 
+impl RequestError {
+    /// The failure in words (server text is quoted as it came: the session masks secrets).
+    pub(crate) fn explain(&self, timeout: Duration) -> String {
+        match self {
+            RequestError::Rpc(Value::String(why)) => why.clone(),
+            RequestError::Rpc(e) => {
+                let code = e.get("code").map(crate::json::to_text).unwrap_or_default();
+                let msg = e.get("message").and_then(Value::as_str).unwrap_or("");
+                format!("the server answered with JSON-RPC error {code}: {msg}")
+            }
+            RequestError::Timeout(_) => format!("no answer within {} ms", timeout.as_millis()),
+            RequestError::Lost(m) => m.clone(),
+            RequestError::SessionExpired(_) => {
+                "the server's HTTP session expired (HTTP 404) and could not be renewed".into()
+            }
+            RequestError::Closed => "the client was disconnected".into(),
+        }
+    }
+}
+
 /// A response line as the server sent it, checked to be UTF-8 JSON (the caller parses what it
 /// needs), or why none came.
-pub type Reply = Result<String, Failure>;
-
-/// The last line of a call's output, and the status's `lastElicitationError`, when the server
-/// asked for input while no resolver is registered (§4 "Capability").
-pub const ASKED_WITHOUT_RESOLVER: &str = "the server asked for input; no resolver is registered";
+pub(crate) type Reply = Result<String, RequestError>;
 
 struct Waiter {
     reply: Mutex<Option<Reply>>,
@@ -67,104 +77,24 @@ impl Waiter {
     }
 }
 
-/// Call-timer time that stops while an elicitation is outstanding (§4 "Which timer pauses"):
-/// the active time is wall time minus paused time. Writers serialise on a mutex; readers are
-/// lock-free and can only under-count (a timeout then fires late and is re-checked).
-pub struct PauseClock {
-    origin: Instant,
-    outstanding: Mutex<usize>,
-    /// Nanoseconds since `origin` when the current pause began; 0 when not paused.
-    since: AtomicU64,
-    /// Total paused nanoseconds of finished pauses.
-    total: AtomicU64,
-}
-
-impl Default for PauseClock {
-    fn default() -> Self {
-        PauseClock {
-            origin: Instant::now(),
-            outstanding: Mutex::new(0),
-            since: AtomicU64::new(0),
-            total: AtomicU64::new(0),
-        }
-    }
-}
-
-impl PauseClock {
-    fn nanos(&self) -> u64 {
-        (self.origin.elapsed().as_nanos() as u64).max(1)
-    }
-
-    /// Active (unpaused) time since the clock started.
-    pub fn active(&self) -> Duration {
-        let since = self.since.load(Ordering::SeqCst);
-        let total = self.total.load(Ordering::SeqCst);
-        let now = self.nanos();
-        let current = if since == 0 {
-            0
-        } else {
-            now.saturating_sub(since)
-        };
-        Duration::from_nanos(now.saturating_sub(total).saturating_sub(current))
-    }
-
-    pub fn begin(&self) {
-        let mut n = lock(&self.outstanding);
-        if *n == 0 {
-            self.since.store(self.nanos(), Ordering::SeqCst);
-        }
-        *n += 1;
-    }
-
-    pub fn end(&self) {
-        let mut n = lock(&self.outstanding);
-        if *n == 0 {
-            return;
-        }
-        *n -= 1;
-        if *n == 0 {
-            let since = self.since.load(Ordering::SeqCst);
-            self.total
-                .fetch_add(self.nanos().saturating_sub(since), Ordering::SeqCst);
-            self.since.store(0, Ordering::SeqCst);
-        }
-    }
-}
-
-thread_local! {
-    /// The connection whose inline resolver this thread is running (its address), or 0.
-    static IN_RESOLVER: Cell<usize> = const { Cell::new(0) };
-}
-
-/// The host's resolver and its bounds, when one is registered.
-pub struct Bridge {
-    pub resolver: Arc<dyn Resolver>,
-    pub elicitation_timeout: Duration,
-    /// Owner key for responders of this client (disconnect cancels them all).
-    pub owner: u64,
-    /// Calls into the host's resolver in progress, across the client's connections:
-    /// disconnect waits (bounded) for none to be left.
-    pub active: Arc<AtomicUsize>,
-}
-
 struct Pending {
     waiters: HashMap<u64, Arc<Waiter>>,
     /// Set once; every later request fails at once with it.
-    dead: Option<Failure>,
+    dead: Option<RequestError>,
 }
 
 /// One server connection.
-pub struct Conn {
-    pub server: String,
+pub(crate) struct Conn {
+    pub(crate) server: String,
     pending: Mutex<Pending>,
     next_id: AtomicU64,
-    out: OnceLock<Arc<dyn Outbound>>,
+    transport: OnceLock<Arc<dyn Transport>>,
     dead_flag: AtomicBool,
-    pub pause: Arc<PauseClock>,
+    pause: Arc<PauseClock>,
     /// Whether each call gets its own pause clock (streamable HTTP) instead of sharing
     /// `pause` (stdio, legacy SSE).
     per_call_clock: AtomicBool,
-    bridge: Option<Bridge>,
+    live: Option<LiveBridge>,
     skipped: AtomicUsize,
     /// Inbound notifications dropped because the reader fell behind (HTTP, §5).
     dropped: AtomicUsize,
@@ -172,7 +102,7 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(server: &str, bridge: Option<Bridge>) -> Arc<Conn> {
+    pub(crate) fn new(server: &str, live: Option<LiveBridge>) -> Arc<Conn> {
         Arc::new(Conn {
             server: server.to_string(),
             pending: Mutex::new(Pending {
@@ -180,82 +110,133 @@ impl Conn {
                 dead: None,
             }),
             next_id: AtomicU64::new(1),
-            out: OnceLock::new(),
+            transport: OnceLock::new(),
             dead_flag: AtomicBool::new(false),
             pause: Arc::new(PauseClock::default()),
             per_call_clock: AtomicBool::new(false),
-            bridge,
+            live,
             skipped: AtomicUsize::new(0),
             dropped: AtomicUsize::new(0),
             last_elicitation_error: Mutex::new(None),
         })
     }
 
-    /// Attaches the transport's sending half (once, right after it is created).
-    pub fn attach(&self, out: Arc<dyn Outbound>) {
-        let _ = self.out.set(out);
+    /// Attaches the transport (once, right after it is created).
+    pub(crate) fn attach(&self, transport: Arc<dyn Transport>) {
+        let _ = self.transport.set(transport);
     }
 
-    fn send(&self, message: &str) -> Result<(), String> {
-        match self.out.get() {
-            Some(o) => o.send(message),
+    fn send(&self, msg: &Outgoing<'_>) -> Result<(), String> {
+        match self.transport.get() {
+            Some(t) => t.send(msg),
             None => Err("no transport attached".into()),
         }
     }
 
+    /// Sends our reply to a server request.
+    pub(crate) fn send_response(&self, text: &str) -> Result<(), String> {
+        self.send(&Outgoing {
+            text,
+            kind: OutKind::Response,
+        })
+    }
+
+    /// The host's resolver, when one is registered.
+    pub(crate) fn live(&self) -> Option<&LiveBridge> {
+        self.live.as_ref()
+    }
+
     /// Chooses per-call pause clocks (streamable HTTP) or one per connection (stdio, §4).
-    pub fn set_per_call_clock(&self, on: bool) {
+    pub(crate) fn set_per_call_clock(&self, on: bool) {
         self.per_call_clock.store(on, Ordering::Relaxed);
     }
 
     /// Sends a notification. Callers may ignore the error: a dead connection is reported by
     /// its reader, and by the next request.
-    pub fn notify(&self, method: &str, params_json: Option<&str>) -> Result<(), String> {
-        self.send(&jsonrpc::notification_text(method, params_json))
+    pub(crate) fn notify(&self, method: &str, params_json: Option<&str>) -> Result<(), String> {
+        self.send(&Outgoing {
+            text: &jsonrpc::notification_text(method, params_json),
+            kind: OutKind::Notification {
+                method,
+                ordered: false,
+            },
+        })
     }
 
-    /// Whether this thread is inside this connection's inline resolver (re-entrancy guard).
-    pub fn in_own_resolver(&self) -> bool {
-        IN_RESOLVER.with(Cell::get) == self as *const Conn as usize
+    /// A notification that reaches the server before this returns (the handshake's
+    /// `notifications/initialized` must precede the requests that follow it).
+    pub(crate) fn notify_ordered(&self, method: &str) -> Result<(), String> {
+        self.send(&Outgoing {
+            text: &jsonrpc::notification_text(method, None),
+            kind: OutKind::Notification {
+                method,
+                ordered: true,
+            },
+        })
     }
 
     /// Whether the connection has failed or closed.
-    pub fn is_dead(&self) -> bool {
+    pub(crate) fn is_dead(&self) -> bool {
         self.dead_flag.load(Ordering::Acquire)
     }
 
     /// Why the connection is dead, if it is.
-    pub fn death(&self) -> Option<Failure> {
+    pub(crate) fn death(&self) -> Option<RequestError> {
         lock(&self.pending).dead.clone()
     }
 
     /// Lines skipped because they were not JSON objects (§5).
-    pub fn skipped_lines(&self) -> usize {
+    pub(crate) fn skipped_lines(&self) -> usize {
         self.skipped.load(Ordering::Relaxed)
     }
 
     /// Inbound messages dropped because the reader fell behind (`droppedMessages`, §6).
-    pub fn dropped_messages(&self) -> usize {
+    pub(crate) fn dropped_messages(&self) -> usize {
         self.dropped.load(Ordering::Relaxed)
     }
 
     /// Counts one dropped inbound message.
-    pub fn count_dropped(&self) {
+    pub(crate) fn count_dropped(&self) {
         self.dropped.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn last_elicitation_error(&self) -> Option<String> {
+    pub(crate) fn last_elicitation_error(&self) -> Option<String> {
         lock(&self.last_elicitation_error).clone()
     }
 
-    /// Sends a request and waits for its answer, at most `timeout` of active (unpaused) time.
-    pub fn request(&self, method: &str, params_json: Option<&str>, timeout: Duration) -> Reply {
-        self.request_noting(method, params_json, timeout).0
+    pub(crate) fn set_elicitation_error(&self, why: &str) {
+        *lock(&self.last_elicitation_error) = Some(why.to_string());
     }
 
-    /// [`Conn::request`], and whether the server asked for input during it while no resolver
-    /// is registered (§4 "Capability": the call's output then says so).
-    pub fn request_noting(
+    /// The clock an elicitation pauses (§4 "Which timer pauses"): the carrying call's own over
+    /// streamable HTTP, else the connection's, which every call on it shares.
+    pub(crate) fn clock_for(&self, carrier: Option<u64>) -> Arc<PauseClock> {
+        carrier
+            .and_then(|c| {
+                lock(&self.pending)
+                    .waiters
+                    .get(&c)
+                    .and_then(|w| w.clock.clone())
+            })
+            .unwrap_or_else(|| self.pause.clone())
+    }
+
+    /// A server asked for input with no resolver registered (§4 "Capability"): the calls it
+    /// concerns are flagged so that their output says so: the call whose stream carried it
+    /// (HTTP), else every call in flight on this server (stdio), as for which timer pauses.
+    pub(crate) fn flag_asked_without_resolver(&self, carrier: Option<u64>) {
+        let pending = lock(&self.pending);
+        let flag = |w: &Arc<Waiter>| w.asked_without_resolver.store(true, Ordering::Release);
+        match carrier {
+            Some(c) => pending.waiters.get(&c).into_iter().for_each(flag),
+            None => pending.waiters.values().for_each(flag),
+        }
+    }
+
+    /// Sends a request and waits for its answer, at most `timeout` of active (unpaused) time;
+    /// also says whether the server asked for input during it while no resolver is registered
+    /// (§4 "Capability": the call's output then says so).
+    pub(crate) fn request(
         &self,
         method: &str,
         params_json: Option<&str>,
@@ -279,12 +260,28 @@ impl Conn {
             }
             p.waiters.insert(id, waiter.clone());
         }
-        if let Err(e) = self.send(&jsonrpc::request_text(id, method, params_json)) {
+        let text = jsonrpc::request_text(id, method, params_json);
+        let sent = self.send(&Outgoing {
+            text: &text,
+            kind: OutKind::Request { id, method },
+        });
+        if let Err(e) = sent {
             lock(&self.pending).waiters.remove(&id);
             return (Err(self.send_failed(method, &e)), false);
         }
         let reply = self.wait(id, &waiter, timeout);
         (reply, waiter.asked_without_resolver.load(Ordering::Acquire))
+    }
+
+    /// [`Conn::request`] for the `result` as a JSON value (a JSON-RPC error is `Rpc`).
+    pub(crate) fn request_value(
+        &self,
+        method: &str,
+        params_json: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Value, RequestError> {
+        let line = self.request(method, params_json, timeout).0?;
+        jsonrpc::result_value(&line).map_err(RequestError::Rpc)
     }
 
     fn wait(&self, id: u64, waiter: &Waiter, timeout: Duration) -> Reply {
@@ -298,10 +295,10 @@ impl Conn {
             if elapsed >= timeout {
                 let removed = lock(&self.pending).waiters.remove(&id).is_some();
                 if removed {
-                    if let Some(o) = self.out.get() {
-                        o.abandon(id);
+                    if let Some(t) = self.transport.get() {
+                        t.abandon(id);
                     }
-                    return Err(Failure::Timeout(id));
+                    return Err(RequestError::Timeout(id));
                 }
                 // Completed concurrently: the reply is (about to be) in the slot.
                 continue;
@@ -313,7 +310,7 @@ impl Conn {
     /// A write failed (a dead child's stdin): the reader is about to report why the server went
     /// away (exit status, stderr tail), which says more than `EPIPE`; wait briefly for it, else
     /// fail the connection with the write error, since nothing can reach the server any more.
-    fn send_failed(&self, method: &str, error: &str) -> Failure {
+    fn send_failed(&self, method: &str, error: &str) -> RequestError {
         let deadline = Instant::now() + Duration::from_secs(1);
         while Instant::now() < deadline {
             if let Some(d) = self.death() {
@@ -321,12 +318,14 @@ impl Conn {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
-        self.fail(Failure::Lost(format!("cannot send `{method}`: {error}")));
-        self.death().unwrap_or(Failure::Closed)
+        self.fail(RequestError::Lost(format!(
+            "cannot send `{method}`: {error}"
+        )));
+        self.death().unwrap_or(RequestError::Closed)
     }
 
     /// Fails every pending call and every later one with `why` (first failure wins).
-    pub fn fail(&self, why: Failure) {
+    pub(crate) fn fail(&self, why: RequestError) {
         let waiters: Vec<Arc<Waiter>> = {
             let mut p = lock(&self.pending);
             if p.dead.is_none() {
@@ -335,25 +334,14 @@ impl Conn {
             self.dead_flag.store(true, Ordering::Release);
             p.waiters.drain().map(|(_, w)| w).collect()
         };
-        let why = self.death().unwrap_or(Failure::Closed);
+        let why = self.death().unwrap_or(RequestError::Closed);
         for w in waiters {
             w.complete(Err(why.clone()));
         }
     }
 
-    /// [`Conn::request`] for the `result` as a JSON value (a JSON-RPC error is `Failure::Rpc`).
-    pub fn request_value(
-        &self,
-        method: &str,
-        params_json: Option<&str>,
-        timeout: Duration,
-    ) -> Result<Value, Failure> {
-        let line = self.request(method, params_json, timeout)?;
-        jsonrpc::result_value(&line).map_err(Failure::Rpc)
-    }
-
     /// Fails one pending request (its transport could not deliver it or its answer).
-    pub fn fail_request(&self, id: u64, why: Failure) {
+    pub(crate) fn fail_request(&self, id: u64, why: RequestError) {
         let waiter = lock(&self.pending).waiters.remove(&id);
         if let Some(w) = waiter {
             w.complete(Err(why));
@@ -361,15 +349,15 @@ impl Conn {
     }
 
     /// Files one inbound line: a response goes to its waiter as the raw line (the hot path: only
-    /// `id` and `method` are looked at here); a server request goes to the bridge; anything
-    /// else is ignored. Lines that are not JSON objects are counted and skipped (§5).
-    pub fn on_line(self: &Arc<Self>, line: &[u8]) {
+    /// `id` and `method` are looked at here); a server request goes to the live bridge;
+    /// anything else is ignored. Lines that are not JSON objects are counted and skipped (§5).
+    pub(crate) fn on_line(self: &Arc<Self>, line: &[u8]) {
         self.on_line_carried(line, None);
     }
 
     /// [`Conn::on_line`] for a message that arrived on the stream of request `carrier` (HTTP):
     /// an elicitation there pauses that call's timer only.
-    pub fn on_line_carried(self: &Arc<Self>, line: &[u8], carrier: Option<u64>) {
+    pub(crate) fn on_line_carried(self: &Arc<Self>, line: &[u8], carrier: Option<u64>) {
         match jsonrpc::line_kind(line) {
             LineKind::Response(id) => {
                 // `line_kind` validated the JSON; a line that is not UTF-8 is skipped and
@@ -384,7 +372,15 @@ impl Conn {
                 }
             }
             LineKind::Message => match serde_json::from_slice::<Value>(line) {
-                Ok(Value::Object(obj)) => self.on_message(obj, carrier),
+                Ok(Value::Object(mut obj)) => {
+                    // Classified by `method` first: servers number their own requests.
+                    let (id, method) = match jsonrpc::classify_object(&obj) {
+                        Inbound::Request { id, method, .. } => (id.clone(), method.to_string()),
+                        _ => return, // a notification: nothing to do yet
+                    };
+                    let params = obj.swap_remove("params");
+                    crate::live_bridge::on_request(self, id, &method, params, carrier);
+                }
                 _ => {
                     self.skipped.fetch_add(1, Ordering::Relaxed);
                 }
@@ -392,139 +388,6 @@ impl Conn {
             LineKind::Other => {}
             LineKind::Invalid => {
                 self.skipped.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// A server request (to the bridge) or a notification (ignored), classified by `method`.
-    fn on_message(self: &Arc<Self>, mut obj: Map<String, Value>, carrier: Option<u64>) {
-        let (id, method) = match jsonrpc::classify_object(&obj) {
-            Inbound::Request { id, method, .. } => (id.clone(), method.to_string()),
-            _ => return,
-        };
-        let params = obj.swap_remove("params");
-        match bridge::route(&id, &method, params.as_ref(), self.bridge.is_some()) {
-            Route::Reply(frame) => {
-                if self.bridge.is_none() && method == "elicitation/create" {
-                    // Before the -32601 goes out: the server's reaction (and the response)
-                    // can only come after it.
-                    self.asked_without_resolver(carrier);
-                }
-                let _ = self.send(&crate::json::to_text(&frame));
-            }
-            Route::Elicit(_) => {
-                let params = match params {
-                    Some(Value::Object(m)) => m,
-                    _ => Map::new(),
-                };
-                self.elicit(id, params, carrier);
-            }
-        }
-    }
-
-    /// A server asked for input with no resolver registered (§4 "Capability"): the status
-    /// records it, and the calls it concerns are flagged so that their output says so: the call
-    /// whose stream carried it (HTTP), else every call in flight on this server (stdio), as for
-    /// which timer pauses.
-    fn asked_without_resolver(&self, carrier: Option<u64>) {
-        *lock(&self.last_elicitation_error) = Some(ASKED_WITHOUT_RESOLVER.to_string());
-        let pending = lock(&self.pending);
-        let flag = |w: &Arc<Waiter>| w.asked_without_resolver.store(true, Ordering::Release);
-        match carrier {
-            Some(c) => pending.waiters.get(&c).into_iter().for_each(flag),
-            None => pending.waiters.values().for_each(flag),
-        }
-    }
-
-    /// The live bridge for one `elicitation/create` (§4): runs the host's resolver inline on
-    /// this (reader) thread with call timers paused; the answer, a timeout, a failure or
-    /// disconnect ends the responder, which writes the reply.
-    fn elicit(self: &Arc<Self>, id: Value, params: Map<String, Value>, carrier: Option<u64>) {
-        let Some(b) = &self.bridge else { return };
-        // Counted before the check, so that disconnect (which marks the connection dead, then
-        // waits for this count) either stops this call here or waits for it.
-        b.active.fetch_add(1, Ordering::SeqCst);
-        self.elicit_counted(b, id, params, carrier);
-        b.active.fetch_sub(1, Ordering::SeqCst);
-    }
-
-    fn elicit_counted(
-        self: &Arc<Self>,
-        b: &Bridge,
-        id: Value,
-        params: Map<String, Value>,
-        carrier: Option<u64>,
-    ) {
-        if self.is_dead() {
-            // Closing (or failed): the host is not asked any more.
-            let frame = jsonrpc::result_frame(&id, bridge::ElicitResult::Cancel.into_value());
-            let _ = self.send(&crate::json::to_text(&frame));
-            return;
-        }
-        let request = bridge::elicitation_to_request(&params);
-        let url_mode = bridge::is_url_mode(&params);
-        let schema = params.get("requestedSchema").is_some().then(|| {
-            let mut params = params;
-            params.swap_remove("requestedSchema").unwrap_or_default()
-        });
-        let clock: Arc<PauseClock> = carrier
-            .and_then(|c| {
-                lock(&self.pending)
-                    .waiters
-                    .get(&c)
-                    .and_then(|w| w.clock.clone())
-            })
-            .unwrap_or_else(|| self.pause.clone());
-        clock.begin();
-        let timer_key: Arc<Mutex<Option<crate::timer::Key>>> = Arc::new(Mutex::new(None));
-        let conn = self.clone();
-        let tk = timer_key.clone();
-        let token = responder::open(b.owner, request.id, move |finish| {
-            if let Some(k) = lock(&tk).take() {
-                crate::timer::cancel(k);
-            }
-            let (result, why) = crate::sep1034::live_result(finish, url_mode, schema.as_ref());
-            if let Some(why) = why {
-                *lock(&conn.last_elicitation_error) = Some(why);
-            }
-            let frame = jsonrpc::result_frame(&id, result.into_value());
-            let _ = conn.send(&crate::json::to_text(&frame));
-            clock.end();
-        });
-        let key = crate::timer::schedule(b.elicitation_timeout, move || {
-            // Off the shared timer thread: sending the cancel may wait on a slow server.
-            let cancel = move || {
-                responder::cancel(token, "no answer within elicitationTimeout");
-            };
-            if std::thread::Builder::new()
-                .name("tn-elicit-timeout".into())
-                .spawn(cancel)
-                .is_err()
-            {
-                responder::cancel(token, "no answer within elicitationTimeout");
-            }
-        });
-        *lock(&timer_key) = Some(key);
-        if !responder::is_open(token) {
-            // Already ended (cannot normally happen before the resolver runs): drop the timer.
-            crate::timer::cancel(key);
-        }
-        if self.is_dead() {
-            // Disconnect began after the first check and may already have cancelled this
-            // client's responders: this one too, and the host is not called.
-            responder::cancel(token, "the client was disconnected");
-            return;
-        }
-        let previous = IN_RESOLVER.with(|c| c.replace(Arc::as_ptr(self) as usize));
-        let rc = b.resolver.call(&request.json, token);
-        IN_RESOLVER.with(|c| c.set(previous));
-        match rc {
-            ResolverReturn::Resolved => {
-                responder::cancel(token, "the resolver returned TN_RESOLVED without answering");
-            }
-            ResolverReturn::Deferred => {}
-            ResolverReturn::Failed(code) => {
-                responder::cancel(token, format!("the resolver failed (returned {code})"));
             }
         }
     }

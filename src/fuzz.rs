@@ -271,7 +271,7 @@ impl crate::responder::Resolver for NoResolver {
 fn fuzz_jsonrpc_line_classification() {
     let conn = crate::conn::Conn::new(
         "fuzz",
-        Some(crate::conn::Bridge {
+        Some(crate::live_bridge::LiveBridge {
             resolver: std::sync::Arc::new(NoResolver),
             elicitation_timeout: Duration::from_secs(5),
             owner: u64::MAX,

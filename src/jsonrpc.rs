@@ -184,11 +184,6 @@ pub fn push_json_string(out: &mut String, v: &str) {
     out.push('"');
 }
 
-/// The numeric value of a response id we issued (ours are always u64).
-pub fn our_id(id: &Value) -> Option<u64> {
-    id.as_u64()
-}
-
 /// Valid JSON `text` on one line, for newline-delimited framing: a raw CR or LF can only stand
 /// between tokens (inside strings they must be escaped), so each becomes a space.
 pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {

@@ -1,28 +1,54 @@
-//! toolnexus: an MCP client for C hosts (contract in `shared/docs/contract.md`).
+//! toolnexus for C hosts: an MCP client (contract in `shared/docs/contract.md`; § marks are its
+//! sections), shipped as a C ABI ([`ffi`]) over one small safe Rust API that the `toolnexus`
+//! command uses too: [`Client`], the [`Resolver`] trait, and the [`pure`] functions.
 //!
-//! Protocol logic (bridge, naming, config, sessions) knows nothing of C; [`ffi`] is the only
-//! place with raw pointers and `unsafe`.
+//! Arrows point one way: ffi → client → session → conn → transport → sys. Protocol logic
+//! knows nothing of C; `unsafe` lives in [`ffi`] and `sys` only.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `ffi/` | the exported `tn_*` functions, the panic guard, C strings, the C resolver |
+//! | `client` | many servers from one config: order, isolation, names, collisions, statuses (§2–§3) |
+//! | `session/` | one server's MCP lifecycle: start, handshake (`legacy`), list, call (§3, §5) |
+//! | `conn` | one connection's bookkeeping: ids, pending calls, waking callers |
+//! | `live_bridge` | server requests on a live connection: the resolver inline, SEP-1034 (§4) |
+//! | `clock` | call timers that pause while the host is asked (§4) |
+//! | `transport/` | how bytes move: `stdio`, `http/` (shared clients, `streamable`, `server_stream`, `legacy_sse`), `sse` |
+//! | `sys` | the POSIX calls: pipes, process groups, signals |
+//! | `bridge`, `sep1034`, `responder` | the §10 mapping, SEP-1034 defaults/checks, one-shot responders |
+//! | `pure`, `adapters` | the JSON-in/JSON-out functions; tools in a provider's shape |
+//! | `config`, `secrets` | §2 config parsing, `${ENV}` headers; masking secrets in quoted text (§9) |
+//! | `naming`, `shape`, `jsonrpc`, `scan`, `json`, `timer`, `error` | names (§0.1), results (§1), framing, byte scanning, JSON text, timers, errors |
 #![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
-pub mod adapters;
-pub mod bridge;
-pub mod client;
-pub mod config;
-pub mod conn;
-pub mod error;
+mod adapters;
+mod bridge;
+mod client;
+mod clock;
+mod config;
+mod conn;
+mod error;
 pub mod ffi;
 #[cfg(test)]
 mod fuzz;
-pub mod json;
-pub mod jsonrpc;
-pub mod naming;
-pub mod responder;
-pub mod scan;
-pub mod secrets;
-pub mod sep1034;
-pub mod session;
-pub mod shape;
-pub mod sys;
-pub mod timer;
-pub mod transport;
+mod json;
+mod jsonrpc;
+mod live_bridge;
+mod naming;
+pub mod pure;
+mod responder;
+mod scan;
+mod secrets;
+mod sep1034;
+mod session;
+mod shape;
+mod sys;
+mod timer;
+mod transport;
+
+pub use client::Client;
+pub use error::{Error, ErrorKind, Result};
+pub use responder::{
+    answer as answer_responder, Resolver, ResolverReturn, Token as ResponderToken,
+};

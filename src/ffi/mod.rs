@@ -8,7 +8,7 @@ pub mod resolver;
 pub mod strings;
 
 use crate::error::Error;
-use crate::{bridge, json, naming, responder};
+use crate::{pure, responder};
 use guard::{guard, guard_value, tn_status};
 use resolver::{tn_resolver_fn, tn_responder, HostResolver};
 use std::ffi::{c_char, c_void};
@@ -67,18 +67,9 @@ pub unsafe extern "C" fn tn_elicitation_to_request(
         unsafe { init_out(request_json_out, "request_json_out")? };
         // SAFETY: forwarded caller guarantees.
         let text = unsafe { str_arg(params_json, "params_json")? };
-        let params = match json::parse(text, "params_json")? {
-            serde_json::Value::Object(m) => m,
-            other => {
-                return Err(Error::invalid_argument(format!(
-                    "params_json must be a JSON object, got {}",
-                    json::type_name(&other)
-                )))
-            }
-        };
-        let req = bridge::elicitation_to_request(&params);
+        let request = pure::elicitation_to_request(text)?;
         // SAFETY: checked by init_out above.
-        unsafe { set_out(request_json_out, req.json) }
+        unsafe { set_out(request_json_out, request) }
     })
 }
 
@@ -96,10 +87,9 @@ pub unsafe extern "C" fn tn_answer_to_result(
         unsafe { init_out(result_json_out, "result_json_out")? };
         // SAFETY: forwarded caller guarantees.
         let text = unsafe { str_arg(answer_json, "answer_json")? };
-        let answer = bridge::parse_answer(json::parse(text, "answer_json")?, None)?;
-        let result = bridge::answer_to_result(answer).into_value();
+        let result = pure::answer_to_result(text)?;
         // SAFETY: checked by init_out above.
-        unsafe { set_out(result_json_out, json::to_text(&result)) }
+        unsafe { set_out(result_json_out, result) }
     })
 }
 
@@ -122,19 +112,11 @@ pub unsafe extern "C" fn tn_server_request_response(
         unsafe { init_out(reply_json_out, "reply_json_out")? };
         // SAFETY: forwarded caller guarantees.
         let text = unsafe { str_arg(message_json, "message_json")? };
-        let msg = json::parse(text, "message_json")?;
         let host = HostResolver::new(resolver, user_data);
-        let mut call = |req: &bridge::Request| match &host {
-            Some(h) => responder::resolve_now(h, req),
-            None => None,
-        };
-        let resolve: Option<&mut dyn FnMut(&_) -> _> = match host {
-            Some(_) => Some(&mut call),
-            None => None,
-        };
-        if let Some(reply) = bridge::server_request_response(&msg, resolve)? {
+        let host = host.as_ref().map(|h| h as &dyn responder::Resolver);
+        if let Some(reply) = pure::server_request_response(text, host)? {
             // SAFETY: checked by init_out above.
-            unsafe { set_out(reply_json_out, json::to_text(&reply))? };
+            unsafe { set_out(reply_json_out, reply)? };
         }
         Ok(())
     })
@@ -177,18 +159,9 @@ pub unsafe extern "C" fn tn_sanitize_name(
         unsafe { init_out(name_json_out, "name_json_out")? };
         // SAFETY: forwarded caller guarantees.
         let text = unsafe { str_arg(name_json, "name_json")? };
-        let name = match json::parse(text, "name_json")? {
-            serde_json::Value::String(s) => s,
-            other => {
-                return Err(Error::invalid_argument(format!(
-                    "name_json must be a JSON string, got {}",
-                    json::type_name(&other)
-                )))
-            }
-        };
-        let out = serde_json::Value::String(naming::sanitize(&name));
+        let name = pure::sanitize_name(text)?;
         // SAFETY: checked by init_out above.
-        unsafe { set_out(name_json_out, json::to_text(&out)) }
+        unsafe { set_out(name_json_out, name) }
     })
 }
 

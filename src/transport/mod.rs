@@ -1,33 +1,66 @@
-//! Transports: how bytes reach a server and come back. Everything above them (initialize,
-//! list, call, the bridge) lives in `conn`, `session` and `client` and is written once.
+//! Transports: how bytes reach a server and come back, and nothing of the MCP lifecycle (the
+//! handshake, list, call and the bridge live above them, in `session`, `conn` and
+//! `live_bridge`, written once). A transport sends what [`crate::conn::Conn`] hands it and files
+//! every inbound message back through `Conn::on_line`.
 
-pub mod http;
-pub mod http_client;
-pub mod sse;
-pub mod stdio;
+pub(crate) mod http;
+pub(crate) mod sse;
+pub(crate) mod stdio;
 
-pub use crate::sys::block_sigpipe_on_this_thread;
+pub(crate) use crate::sys::block_sigpipe_on_this_thread;
+use std::time::Duration;
 
 /// How long `tn_disconnect` lets a child exit on its own after stdin closes (§3).
-pub(crate) const DISCONNECT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+pub(crate) const DISCONNECT_GRACE: Duration = Duration::from_secs(2);
 /// The same for a server that failed to start: it serves nobody, so it is not waited on long.
-pub(crate) const FAILED_START_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+pub(crate) const FAILED_START_GRACE: Duration = Duration::from_millis(250);
 
-/// What every transport offers besides sending (which is [`crate::conn::Outbound`]).
-pub trait Transport: Send + Sync {
+/// One outbound JSON-RPC message, with what the connection already knows of it (so no
+/// transport parses what the library itself built).
+pub(crate) struct Outgoing<'a> {
+    /// The complete message, one line of JSON.
+    pub(crate) text: &'a str,
+    pub(crate) kind: OutKind<'a>,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum OutKind<'a> {
+    /// A request of ours; its response goes to the connection's waiter for `id`.
+    Request { id: u64, method: &'a str },
+    /// A notification; `ordered` ones reach the server before `send` returns (the handshake's
+    /// `notifications/initialized` must precede what follows it).
+    Notification { method: &'a str, ordered: bool },
+    /// Our reply to a server request.
+    Response,
+}
+
+/// What a transport does (architecture principle 1: a transport is small).
+pub(crate) trait Transport: Send + Sync {
+    /// Sends one message (no trailing newline).
+    fn send(&self, msg: &Outgoing<'_>) -> Result<(), String>;
+    /// The request `id` got no answer in time and was given up; a transport that holds work
+    /// for it (an HTTP stream) drops that work.
+    fn abandon(&self, _id: u64) {}
     /// Ends the connection, bounded (§3): for stdio close stdin, wait up to `grace` for the
     /// child to exit, then SIGTERM, SIGKILL the process group, reap; for HTTP end the session.
-    fn shutdown(&self, grace: std::time::Duration);
+    fn shutdown(&self, grace: Duration);
     /// Diagnostics for failure messages (a stdio child's stderr tail), possibly empty.
-    fn diagnostics(&self) -> String;
+    fn diagnostics(&self) -> String {
+        String::new()
+    }
     /// The connection is about to close: writes stop waiting on a peer that does not read.
     fn begin_close(&self) {}
-    /// The protocol version `initialize` settled on (HTTP sends it on every later request).
+    /// The protocol version the handshake settled on (HTTP sends it on every later request).
     fn negotiated(&self, _version: &str) {}
     /// After `notifications/initialized`: opens the server's standalone stream where the
     /// transport has one, and waits for the server's answer (§5). A warning for the status
     /// when it could not be opened.
     fn open_server_stream(&self) -> Option<String> {
         None
+    }
+    /// Which session of the server the transport is on (HTTP counts the sessions it was
+    /// given; a request failed with `RequestError::SessionExpired(n)` was sent on session n).
+    fn session_generation(&self) -> u64 {
+        0
     }
 }

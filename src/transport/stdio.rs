@@ -3,8 +3,9 @@
 //! continuously into a bounded tail, and a bounded shutdown that leaves no zombie or orphan.
 
 use super::{block_sigpipe_on_this_thread, Transport};
-use crate::conn::{lock, Conn, Failure, Outbound};
+use crate::conn::{lock, Conn, RequestError};
 use crate::sys as os;
+use crate::transport::Outgoing;
 use std::collections::VecDeque;
 use std::io::Read;
 use std::os::fd::AsRawFd;
@@ -82,8 +83,10 @@ pub struct StdioTransport {
     closing: AtomicBool,
 }
 
-impl Outbound for StdioTransport {
-    fn send(&self, message: &str) -> Result<(), String> {
+impl StdioTransport {
+    /// Writes one line, bounded by the server's timeout (a child that stops reading its stdin
+    /// cannot hang a caller).
+    fn write_line(&self, message: &str) -> Result<(), String> {
         let guard = lock(&self.stdin);
         let Some(stdin) = guard.as_ref() else {
             return Err("stdin is closed".into());
@@ -208,7 +211,7 @@ impl StdioTransport {
                         me.read_loop(out, conn, max_message_bytes)
                     }));
                     if r.is_err() {
-                        c.fail(Failure::Lost(
+                        c.fail(RequestError::Lost(
                             "internal error: the reader thread panicked (a bug in toolnexus)"
                                 .into(),
                         ));
@@ -261,11 +264,11 @@ impl StdioTransport {
             }
             line.extend_from_slice(chunk);
         }
-        conn.fail(Failure::Lost(self.eof_message()));
+        conn.fail(RequestError::Lost(self.eof_message()));
     }
 
     fn too_long(&self, conn: &Conn, max: usize) {
-        conn.fail(Failure::Lost(format!(
+        conn.fail(RequestError::Lost(format!(
             "the server sent a message longer than maxMessageBytes ({max} bytes); the connection was closed"
         )));
         // Stop the child from blocking on a pipe nobody reads; shutdown reaps it later. Signal
@@ -365,6 +368,10 @@ fn group_members(pgid: i32) -> usize {
 }
 
 impl Transport for StdioTransport {
+    fn send(&self, msg: &Outgoing<'_>) -> Result<(), String> {
+        self.write_line(msg.text)
+    }
+
     fn begin_close(&self) {
         self.closing.store(true, Ordering::Release);
     }

@@ -1,18 +1,28 @@
-//! The HTTP clients remote servers share (§5 "TLS and networks"): one connection pool per
-//! distinct TLS and proxy settings, trusting the platform's store (SSL_CERT_FILE, SSL_CERT_DIR,
-//! the system bundle) plus a server's `tls.caFile`; a client certificate from
-//! `tls.certFile`/`tls.keyFile`; the proxy variables or a server's `proxy`. No option turns
-//! verification off. Also the runtime the HTTP I/O runs on, and failures told in words.
+//! HTTP for remote servers (contract §5, §9). This module holds what both HTTP protocols
+//! share: the runtime the I/O runs on; the HTTP clients, one connection pool per distinct TLS
+//! and proxy settings, trusting the platform's store (SSL_CERT_FILE, SSL_CERT_DIR, the system
+//! bundle) plus a server's `tls.caFile`, presenting `tls.certFile`/`tls.keyFile`, using the
+//! proxy variables or a server's `proxy` (no option turns verification off); the origin rule
+//! for redirects; and failures told in words. [`streamable`] is streamable HTTP (with the
+//! standalone stream in [`server_stream`]); [`legacy_sse`] the HTTP+SSE fallback.
+
+mod legacy_sse;
+mod server_stream;
+mod streamable;
+
+pub(crate) use streamable::connect;
 
 use super::block_sigpipe_on_this_thread;
 use crate::config::NetSpec;
 use crate::conn::lock;
+use reqwest::header::CONTENT_TYPE;
+use reqwest::Url;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 /// The process-wide runtime for HTTP I/O, created on first use (only when a remote server is
 /// configured). Two workers: all they do is move bytes.
-pub fn runtime() -> &'static tokio::runtime::Runtime {
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
@@ -56,7 +66,7 @@ fn read(key: &str, path: &str) -> Result<Vec<u8>, String> {
 static CLIENTS: OnceLock<Mutex<HashMap<Key, reqwest::Client>>> = OnceLock::new();
 
 /// The client for `net`, built once per distinct settings and shared (§5).
-pub fn shared(net: &NetSpec) -> Result<reqwest::Client, String> {
+pub(crate) fn shared(net: &NetSpec) -> Result<reqwest::Client, String> {
     let ca = match &net.ca_file {
         Some(p) => Some(read("tls.caFile", p)?),
         None => None,
@@ -87,7 +97,7 @@ pub fn shared(net: &NetSpec) -> Result<reqwest::Client, String> {
 fn build(key: &Key, net: &NetSpec) -> Result<reqwest::Client, String> {
     let _guard = runtime().enter();
     let mut b = reqwest::Client::builder()
-        .redirect(super::http::same_origin_redirects())
+        .redirect(same_origin_redirects())
         .tls_built_in_root_certs(false);
     let native = rustls_native_certs::load_native_certs();
     if native.certs.is_empty() {
@@ -132,12 +142,12 @@ fn build(key: &Key, net: &NetSpec) -> Result<reqwest::Client, String> {
         }
     }
     b.build()
-        .map_err(|e| format!("cannot build the HTTP client: {}", describe(e)))
+        .map_err(|e| format!("cannot build the HTTP client: {}", explain_reqwest(e)))
 }
 
 /// A reqwest failure in words a person can act on; never with the URL (its query may hold
 /// secrets). Certificate failures say what was wrong and how to trust a private CA (§5).
-pub fn describe(e: reqwest::Error) -> String {
+pub(crate) fn explain_reqwest(e: reqwest::Error) -> String {
     if let Some(tls) = tls_failure(&e) {
         return tls;
     }
@@ -204,6 +214,69 @@ fn explain_tls(e: &rustls::Error) -> String {
     format!("TLS failed: {what}")
 }
 
+/// A URL without userinfo or query, safe for messages (headers and queries may hold secrets).
+pub(crate) fn redact(url: &Url) -> String {
+    format!(
+        "{}://{}{}{}",
+        url.scheme(),
+        url.host_str().unwrap_or(""),
+        url.port().map(|p| format!(":{p}")).unwrap_or_default(),
+        url.path()
+    )
+}
+
+/// The HTTP session header (streamable HTTP).
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+/// Redirects followed at most (same origin only, §9).
+const MAX_REDIRECTS: usize = 8;
+
+/// Follows redirects only within the configured origin (§9): configured headers and tokens are
+/// never sent to another origin, and the failure names the origin that was refused.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(Url::origin);
+        if first.as_ref().is_some_and(|o| *o != attempt.url().origin()) {
+            let to = attempt.url().origin().ascii_serialization();
+            attempt.error(format!(
+                "the server redirected to another origin ({to}); refused, so that configured headers never leave the configured origin"
+            ))
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+pub(crate) fn is_sse(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        })
+}
+
+pub(crate) fn session_of(resp: &reqwest::Response) -> Option<String> {
+    resp.headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+pub(crate) fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let end = (0..=max)
+        .rev()
+        .find(|i| s.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}…", &s[..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,5 +310,17 @@ mod tests {
             e.starts_with("`tls.caFile` (/nonexistent/ca.pem) cannot be read"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn urls_are_redacted() {
+        let u = Url::parse("https://u:p@h.test:8443/mcp?k=secret#f").unwrap();
+        assert_eq!(redact(&u), "https://h.test:8443/mcp");
+    }
+
+    #[test]
+    fn cut_keeps_char_boundaries() {
+        assert_eq!(cut("ééé", 3), "é…");
+        assert_eq!(cut("abc", 5), "abc");
     }
 }

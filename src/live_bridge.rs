@@ -1,0 +1,154 @@
+//! The live elicitation bridge (contract §4): a server request arriving on a connection is
+//! answered here. `elicitation/create` goes to the host's resolver, inline on the reader thread
+//! with the concerned call timers paused; `ping` and anything else get the pure mapping's reply
+//! ([`crate::bridge::route`]). The pure functions stay byte-identical to the vectors; this adds
+//! SEP-1034 defaults and checks, the answer's timeout, and re-entrancy detection.
+
+use crate::bridge::{self, Route};
+use crate::clock::PauseClock;
+use crate::conn::{lock, Conn};
+use crate::jsonrpc;
+use crate::responder::{self, Resolver, ResolverReturn};
+use serde_json::{Map, Value};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The last line of a call's output, and the status's `lastElicitationError`, when the server
+/// asked for input while no resolver is registered (§4 "Capability").
+pub(crate) const ASKED_WITHOUT_RESOLVER: &str =
+    "the server asked for input; no resolver is registered";
+
+thread_local! {
+    /// The connection whose inline resolver this thread is running (its address), or 0.
+    static IN_RESOLVER: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The host's resolver and its bounds, when one is registered.
+pub(crate) struct LiveBridge {
+    pub(crate) resolver: Arc<dyn Resolver>,
+    pub(crate) elicitation_timeout: Duration,
+    /// Owner key for responders of this client (disconnect cancels them all).
+    pub(crate) owner: u64,
+    /// Calls into the host's resolver in progress, across the client's connections:
+    /// disconnect waits (bounded) for none to be left.
+    pub(crate) active: Arc<AtomicUsize>,
+}
+
+/// Whether this thread is inside `conn`'s inline resolver (the re-entrancy guard, §4).
+pub(crate) fn in_own_resolver(conn: &Conn) -> bool {
+    IN_RESOLVER.with(Cell::get) == conn as *const Conn as usize
+}
+
+/// Answers one server request (`id` and a string `method`, classified by the reader), which
+/// arrived on the stream of request `carrier` when the transport knows one (HTTP).
+pub(crate) fn on_request(
+    conn: &Arc<Conn>,
+    id: Value,
+    method: &str,
+    params: Option<Value>,
+    carrier: Option<u64>,
+) {
+    let live = conn.live();
+    match bridge::route(&id, method, params.as_ref(), live.is_some()) {
+        Route::Reply(frame) => {
+            if live.is_none() && method == "elicitation/create" {
+                // Before the -32601 goes out: the server's reaction (and the response) can
+                // only come after it.
+                conn.set_elicitation_error(ASKED_WITHOUT_RESOLVER);
+                conn.flag_asked_without_resolver(carrier);
+            }
+            let _ = conn.send_response(&crate::json::to_text(&frame));
+        }
+        Route::Elicit(_) => {
+            let Some(b) = live else { return };
+            let params = match params {
+                Some(Value::Object(m)) => m,
+                _ => Map::new(),
+            };
+            // Counted before the check, so that disconnect (which marks the connection dead,
+            // then waits for this count) either stops this call here or waits for it.
+            b.active.fetch_add(1, Ordering::SeqCst);
+            elicit(conn, b, id, params, carrier);
+            b.active.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// One `elicitation/create` (§4): the host's resolver runs inline on this (reader) thread with
+/// the concerned timers paused; the answer, a timeout, a failure or disconnect ends the
+/// responder, which writes the reply.
+fn elicit(
+    conn: &Arc<Conn>,
+    b: &LiveBridge,
+    id: Value,
+    params: Map<String, Value>,
+    carrier: Option<u64>,
+) {
+    if conn.is_dead() {
+        // Closing (or failed): the host is not asked any more.
+        let frame = jsonrpc::result_frame(&id, bridge::ElicitResult::Cancel.into_value());
+        let _ = conn.send_response(&crate::json::to_text(&frame));
+        return;
+    }
+    let request = bridge::elicitation_to_request(&params);
+    let url_mode = bridge::is_url_mode(&params);
+    let schema = params.get("requestedSchema").is_some().then(|| {
+        let mut params = params;
+        params.swap_remove("requestedSchema").unwrap_or_default()
+    });
+    let clock: Arc<PauseClock> = conn.clock_for(carrier);
+    clock.begin();
+    let timer_key: Arc<Mutex<Option<crate::timer::Key>>> = Arc::new(Mutex::new(None));
+    let c = conn.clone();
+    let tk = timer_key.clone();
+    let token = responder::open(b.owner, request.id, move |finish| {
+        if let Some(k) = lock(&tk).take() {
+            crate::timer::cancel(k);
+        }
+        let (result, why) = crate::sep1034::live_result(finish, url_mode, schema.as_ref());
+        if let Some(why) = why {
+            c.set_elicitation_error(&why);
+        }
+        let frame = jsonrpc::result_frame(&id, result.into_value());
+        let _ = c.send_response(&crate::json::to_text(&frame));
+        clock.end();
+    });
+    let key = crate::timer::schedule(b.elicitation_timeout, move || {
+        // Off the shared timer thread: sending the cancel may wait on a slow server.
+        let cancel = move || {
+            responder::cancel(token, "no answer within elicitationTimeout");
+        };
+        if std::thread::Builder::new()
+            .name("tn-elicit-timeout".into())
+            .spawn(cancel)
+            .is_err()
+        {
+            responder::cancel(token, "no answer within elicitationTimeout");
+        }
+    });
+    *lock(&timer_key) = Some(key);
+    if !responder::is_open(token) {
+        // Already ended (cannot normally happen before the resolver runs): drop the timer.
+        crate::timer::cancel(key);
+    }
+    if conn.is_dead() {
+        // Disconnect began after the first check and may already have cancelled this
+        // client's responders: this one too, and the host is not called.
+        responder::cancel(token, "the client was disconnected");
+        return;
+    }
+    let previous = IN_RESOLVER.with(|c| c.replace(Arc::as_ptr(conn) as usize));
+    let rc = b.resolver.call(&request.json, token);
+    IN_RESOLVER.with(|c| c.set(previous));
+    match rc {
+        ResolverReturn::Resolved => {
+            responder::cancel(token, "the resolver returned TN_RESOLVED without answering");
+        }
+        ResolverReturn::Deferred => {}
+        ResolverReturn::Failed(code) => {
+            responder::cancel(token, format!("the resolver failed (returned {code})"));
+        }
+    }
+}

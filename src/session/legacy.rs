@@ -1,0 +1,109 @@
+//! The `initialize` handshake of the MCP revisions 2024-11-05 … 2025-11-25 (contract §3, §5):
+//! `initialize`, `notifications/initialized`, the server's standalone stream; and, over HTTP,
+//! the same again when the server forgot our session (a 404), once for all the requests that
+//! met it, with new requests held until the new session's stream is open.
+
+use super::{Session, StartError};
+use crate::conn::{lock, RequestError};
+use serde_json::Value;
+
+/// The protocol version we offer, and the ones we accept back (§3).
+pub(crate) const PROTOCOL_VERSION: &str = "2025-11-25";
+pub(crate) const ACCEPTED_VERSIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The `initialize` params: our version, client info, and the elicitation capability only
+/// when a resolver is registered (§4 "Capability").
+fn initialize_params(with_resolver: bool) -> String {
+    let caps = if with_resolver {
+        r#"{"elicitation":{"form":{},"url":{}}}"#
+    } else {
+        "{}"
+    };
+    format!(
+        r#"{{"protocolVersion":"{PROTOCOL_VERSION}","capabilities":{caps},"clientInfo":{{"name":"toolnexus","version":"{}"}}}}"#,
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// `initialize` → the version the server settled on, `notifications/initialized`, then the
+/// server's standalone stream, opened before the first list (§5: servers drop requests they
+/// send while none is open). Returns the version and any warning for the status.
+pub(super) fn handshake(s: &Session) -> Result<(String, Vec<String>), StartError> {
+    let init = s
+        .conn
+        .request_value(
+            "initialize",
+            Some(&initialize_params(s.with_resolver)),
+            s.spec.timeout,
+        )
+        .map_err(|f| s.phase_error("initialize", &s.explain(&f)))?;
+    let version = init
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if !ACCEPTED_VERSIONS.contains(&version.as_str()) {
+        return Err(s.phase_error(
+            "initialize",
+            &format!(
+                "the server answered protocolVersion {}, which this client does not speak (it accepts {})",
+                init.get("protocolVersion").map(crate::json::to_text).unwrap_or_else(|| "(none)".into()),
+                ACCEPTED_VERSIONS.join(", ")
+            ),
+        ));
+    }
+    s.transport.negotiated(&version);
+    s.conn
+        .notify_ordered("notifications/initialized")
+        .map_err(|e| s.phase_error("initialize", &e))?;
+    let warnings = s.transport.open_server_stream().into_iter().collect();
+    Ok((version, warnings))
+}
+
+/// A request sent on HTTP session `generation` met a 404: initialize again, unless another
+/// request already did (§5). New requests wait meanwhile ([`Session::hold`]).
+pub(super) fn reestablish(s: &Session, generation: u64) -> Result<(), RequestError> {
+    let _one_at_a_time = lock(&s.renewing);
+    if s.transport.session_generation() != generation {
+        return Ok(());
+    }
+    s.hold.close();
+    let r = renew(s);
+    s.hold.open();
+    r
+}
+
+fn renew(s: &Session) -> Result<(), RequestError> {
+    let init = s.conn.request_value(
+        "initialize",
+        Some(&initialize_params(s.with_resolver)),
+        s.spec.timeout,
+    );
+    if let Err(e) = init {
+        return Err(RequestError::Lost(format!(
+            "the session expired (HTTP 404) and re-initializing failed: {}",
+            e.explain(s.spec.timeout)
+        )));
+    }
+    s.conn
+        .notify_ordered("notifications/initialized")
+        .map_err(|e| {
+            RequestError::Lost(format!(
+                "re-initializing failed at notifications/initialized: {e}"
+            ))
+        })?;
+    let _ = s.transport.open_server_stream();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capabilities_follow_the_resolver() {
+        assert!(initialize_params(true).contains(r#""elicitation":{"form":{},"url":{}}"#));
+        assert!(initialize_params(false).contains(r#""capabilities":{}"#));
+    }
+}

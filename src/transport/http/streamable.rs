@@ -1,0 +1,593 @@
+//! Streamable HTTP (contract §5): every message is a POST; a request's reply is JSON or an SSE
+//! stream (parsed by `sse-stream`) resumed with `Last-Event-ID` when it closes early, and a
+//! server request arriving on it is answered by a separate POST while it stays open. The
+//! session id the server issues is echoed on every later request; a request the server answers
+//! 404 on a session fails as expired, and the session above renews it. Inbound messages go
+//! through one reader thread per connection, like stdio, so the resolver runs inline there and
+//! never blocks the async runtime.
+
+use super::{cut, explain_reqwest, is_sse, redact, runtime, session_of, SESSION_HEADER};
+use crate::conn::{lock, Conn, RequestError};
+use crate::secrets::Secrets;
+use crate::transport::sse;
+use crate::transport::{block_sigpipe_on_this_thread, OutKind, Outgoing, Transport};
+use futures_util::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::{StatusCode, Url};
+use sse_stream::SseByteStream;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+const VERSION_HEADER: &str = "mcp-protocol-version";
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+/// How often in a row a request's stream is resumed (GET + Last-Event-ID) without receiving an
+/// event before the call fails (§5); the call's timeout bounds the whole as well.
+const MAX_RESUMES: usize = 10;
+/// The `retry:` a stream is resumed after when the server sent none.
+const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
+/// Messages queued for the reader thread at most; past it notifications are dropped and
+/// counted, and other messages wait (the stream is read no further), as a stdio pipe does.
+const INBOX_CAPACITY: usize = 1024;
+
+/// What the reader thread is handed.
+pub(super) enum Inbox {
+    /// A message (JSON text), and the request whose stream carried it.
+    Message(String, Option<u64>),
+    FailOne(u64, RequestError),
+    FailAll(RequestError),
+}
+
+pub(super) enum Mode {
+    /// Before the initialize POST has been answered.
+    Unknown,
+    Streamable,
+    /// Legacy HTTP+SSE: POST to this endpoint, everything comes back on the GET stream.
+    Legacy(Url),
+}
+
+pub(super) struct State {
+    session: Option<String>,
+    version: Option<String>,
+    pub(super) mode: Mode,
+    /// How many sessions the server has given us; a request remembers the one it was sent on
+    /// (so concurrent 404s renew it once).
+    generation: u64,
+}
+
+/// A streamable-HTTP (or legacy SSE) server connection.
+pub(crate) struct HttpTransport {
+    pub(super) me: Weak<HttpTransport>,
+    pub(super) conn: Weak<Conn>,
+    pub(super) url: Url,
+    pub(super) http: reqwest::Client,
+    pub(super) headers: HeaderMap,
+    pub(super) timeout: Duration,
+    pub(super) max_bytes: usize,
+    /// Configured header values, masked in every server text we quote (§9).
+    secrets: Secrets,
+    inbox: Mutex<Option<mpsc::Sender<Inbox>>>,
+    pub(super) state: Mutex<State>,
+    tasks: Mutex<HashMap<u64, AbortHandle>>,
+    pub(super) background: Mutex<Vec<AbortHandle>>,
+    /// The standalone GET stream's task (replaced when the session is renewed).
+    pub(super) get_stream: Mutex<Option<AbortHandle>>,
+    pub(super) closed: AtomicBool,
+    reader: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// Starts a connection to `url`; messages flow once the session sends `initialize`.
+pub(crate) fn connect(
+    url: &str,
+    headers: &[(String, String)],
+    net: &crate::config::NetSpec,
+    timeout: Duration,
+    max_bytes: usize,
+    conn: &Arc<Conn>,
+) -> Result<Arc<HttpTransport>, String> {
+    let url = Url::parse(url).map_err(|e| format!("`url` is not a valid URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "`url` must be http or https, got `{}`",
+            url.scheme()
+        ));
+    }
+    let mut map = HeaderMap::new();
+    for (k, v) in headers {
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| format!("`headers.{k}` is not a valid HTTP header name"))?;
+        // Never echo the value: it came from ${ENV} and may be a secret.
+        let mut value = HeaderValue::from_str(v)
+            .map_err(|_| format!("the value of `headers.{k}` is not a valid HTTP header value"))?;
+        value.set_sensitive(true);
+        map.insert(name, value);
+    }
+    let http = super::shared(net)?;
+    let (tx, mut rx) = mpsc::channel::<Inbox>(INBOX_CAPACITY);
+    let t = Arc::new_cyclic(|me| HttpTransport {
+        me: me.clone(),
+        conn: Arc::downgrade(conn),
+        url,
+        http,
+        headers: map,
+        timeout,
+        max_bytes,
+        secrets: Secrets::of_headers(headers),
+        inbox: Mutex::new(Some(tx)),
+        state: Mutex::new(State {
+            session: None,
+            version: None,
+            mode: Mode::Unknown,
+            generation: 0,
+        }),
+        tasks: Mutex::new(HashMap::new()),
+        background: Mutex::new(Vec::new()),
+        get_stream: Mutex::new(None),
+        closed: AtomicBool::new(false),
+        reader: Mutex::new(None),
+    });
+    conn.set_per_call_clock(true);
+    conn.attach(t.clone());
+    let reader_conn = conn.clone();
+    let h = std::thread::Builder::new()
+        .name(format!("tn-http-{}", conn.server))
+        .spawn(move || {
+            block_sigpipe_on_this_thread();
+            let run = std::panic::AssertUnwindSafe(|| {
+                while let Some(item) = rx.blocking_recv() {
+                    match item {
+                        Inbox::Message(text, carrier) => {
+                            reader_conn.on_line_carried(text.as_bytes(), carrier)
+                        }
+                        Inbox::FailOne(id, f) => reader_conn.fail_request(id, f),
+                        Inbox::FailAll(f) => reader_conn.fail(f),
+                    }
+                }
+            });
+            if std::panic::catch_unwind(run).is_err() {
+                reader_conn.fail(RequestError::Lost(
+                    "internal error: the reader thread panicked (a bug in toolnexus)".into(),
+                ));
+            }
+        })
+        .map_err(|e| format!("cannot start the reader thread: {e}"))?;
+    *lock(&t.reader) = Some(h);
+    Ok(t)
+}
+
+/// Whether the message `text` is the response to our request `id`.
+fn answers(text: &str, id: u64) -> bool {
+    crate::jsonrpc::line_kind(text.as_bytes()) == crate::jsonrpc::LineKind::Response(id)
+}
+
+/// Whether `text` is a notification (a `method` and no `id`): the only kind of message that may
+/// be dropped when the reader falls behind (§5).
+fn is_notification(text: &str) -> bool {
+    crate::scan::top_level(text.as_bytes())
+        .is_some_and(|t| t.method.is_some() && t.id.is_none_or(|id| id == b"null"))
+}
+
+impl HttpTransport {
+    /// Sends one message: requests and background notifications on a task of their own, an
+    /// ordered notification before returning.
+    fn dispatch(&self, msg: &Outgoing<'_>) -> Result<(), String> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err("the connection is closed".into());
+        }
+        let me = self.me.upgrade().ok_or("the connection is closed")?;
+        let body = msg.text.to_string();
+        let (id, opens_session) = match msg.kind {
+            OutKind::Request { id, method } => (Some(id), method == "initialize"),
+            OutKind::Notification { ordered: true, .. }
+                if tokio::runtime::Handle::try_current().is_err() =>
+            {
+                runtime().block_on(me.deliver(body, None, false));
+                return Ok(());
+            }
+            // Other notifications (a cancellation after a timeout) and responses go out in
+            // the background: the caller has waited long enough.
+            _ => (None, false),
+        };
+        let task = runtime().spawn(async move { me.deliver(body, id, opens_session).await });
+        if let Some(id) = id {
+            lock(&self.tasks).insert(id, task.abort_handle());
+            if task.is_finished() {
+                lock(&self.tasks).remove(&id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands a message to the reader thread. When it is behind by [`INBOX_CAPACITY`] messages,
+    /// a notification is dropped (and counted); anything else waits for room.
+    pub(super) async fn file(&self, item: Inbox) {
+        let Some(tx) = lock(&self.inbox).clone() else {
+            return;
+        };
+        match tx.try_send(item) {
+            Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
+            Err(mpsc::error::TrySendError::Full(item)) => {
+                if let Inbox::Message(text, _) = &item {
+                    if is_notification(text) {
+                        if let Some(conn) = self.conn.upgrade() {
+                            conn.count_dropped();
+                        }
+                        return;
+                    }
+                }
+                let _ = tx.send(item).await;
+            }
+        }
+    }
+
+    /// `text` cut to its first bytes with every configured header value masked (§9).
+    pub(super) fn quote(&self, text: &str) -> String {
+        cut(&self.secrets.mask(text.trim()), 200)
+    }
+
+    /// ": <first bytes of the body, masked>" for error messages, or "".
+    pub(super) async fn snippet(&self, resp: reqwest::Response) -> String {
+        match tokio::time::timeout(Duration::from_secs(2), resp.bytes()).await {
+            Ok(Ok(b)) if !b.is_empty() => format!(": {}", self.quote(&String::from_utf8_lossy(&b))),
+            _ => String::new(),
+        }
+    }
+
+    pub(super) fn post(&self, url: Url, body: &str, with_session: bool) -> reqwest::RequestBuilder {
+        let mut req = self
+            .http
+            .post(url)
+            .headers(self.headers.clone())
+            .header(ACCEPT, ACCEPT_BOTH)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body.to_string());
+        if with_session {
+            req = self.session_headers(req);
+        }
+        req
+    }
+
+    fn session_headers(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let st = lock(&self.state);
+        if let Some(s) = &st.session {
+            req = req.header(SESSION_HEADER, s);
+        }
+        if let Some(v) = &st.version {
+            req = req.header(VERSION_HEADER, v);
+        }
+        req
+    }
+
+    /// A GET for an event stream on the session, resuming after `last_event_id` when given.
+    pub(super) fn get_events(&self, last_event_id: Option<&str>) -> reqwest::RequestBuilder {
+        let req = self
+            .session_headers(
+                self.http
+                    .get(self.url.clone())
+                    .headers(self.headers.clone()),
+            )
+            .header(ACCEPT, "text/event-stream");
+        match last_event_id {
+            Some(id) => req.header("last-event-id", id),
+            None => req,
+        }
+    }
+
+    pub(super) async fn send_bounded(
+        &self,
+        req: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, String> {
+        match tokio::time::timeout(self.timeout, req.send()).await {
+            Err(_) => Err(format!(
+                "no HTTP response from {} within {} ms",
+                redact(&self.url),
+                self.timeout.as_millis()
+            )),
+            Ok(Err(e)) => Err(format!("{} ({})", explain_reqwest(e), redact(&self.url))),
+            Ok(Ok(r)) => Ok(r),
+        }
+    }
+
+    /// One outbound message, end to end; a request that fails is failed on its waiter.
+    async fn deliver(self: Arc<Self>, body: String, id: Option<u64>, opens_session: bool) {
+        let r = self.deliver_inner(&body, id, opens_session).await;
+        if let Some(id) = id {
+            lock(&self.tasks).remove(&id);
+            if let Err(e) = r {
+                self.file(Inbox::FailOne(id, e)).await;
+            }
+        }
+    }
+
+    /// `opens_session`: the `initialize` request, sent without a session id; its reply's
+    /// `Mcp-Session-Id` is the session from then on. Before any session, a 400/404/405 to it
+    /// means an HTTP+SSE server (the fallback, [`super::legacy_sse`]).
+    async fn deliver_inner(
+        &self,
+        body: &str,
+        id: Option<u64>,
+        opens_session: bool,
+    ) -> Result<(), RequestError> {
+        loop {
+            let (legacy, unknown, had_session, generation) = {
+                let st = lock(&self.state);
+                let legacy = match &st.mode {
+                    Mode::Legacy(ep) => Some(ep.clone()),
+                    _ => None,
+                };
+                (
+                    legacy,
+                    matches!(st.mode, Mode::Unknown),
+                    st.session.is_some(),
+                    st.generation,
+                )
+            };
+            if let Some(endpoint) = legacy {
+                return self
+                    .post_legacy(endpoint, body)
+                    .await
+                    .map_err(RequestError::Lost);
+            }
+            let resp = self
+                .send_bounded(self.post(self.url.clone(), body, !opens_session))
+                .await
+                .map_err(RequestError::Lost)?;
+            let status = resp.status();
+            if opens_session && unknown && matches!(status.as_u16(), 400 | 404 | 405) {
+                // Kept for the failure text: a 400 may carry the real reason (a JSON-RPC error
+                // such as -32022 from a server of another protocol era).
+                let first = format!("initialize got HTTP {status}{}", self.snippet(resp).await);
+                self.open_legacy(&first).await.map_err(RequestError::Lost)?;
+                continue;
+            }
+            if status == StatusCode::NOT_FOUND && had_session && !opens_session {
+                return Err(RequestError::SessionExpired(generation));
+            }
+            if !status.is_success() {
+                return Err(RequestError::Lost(format!(
+                    "HTTP {status}{}",
+                    self.snippet(resp).await
+                )));
+            }
+            if opens_session {
+                let mut st = lock(&self.state);
+                st.session = session_of(&resp);
+                st.mode = Mode::Streamable;
+                st.generation += 1;
+            }
+            let Some(id) = id else {
+                return Ok(()); // notifications and responses: 202, body ignored
+            };
+            return self.read_reply(resp, id).await.map_err(RequestError::Lost);
+        }
+    }
+
+    /// Reads the reply to request `id`: a JSON body, or an SSE stream resumed with
+    /// `Last-Event-ID` when it closes before the response.
+    async fn read_reply(&self, resp: reqwest::Response, id: u64) -> Result<(), String> {
+        if is_sse(&resp) {
+            return self.follow_stream(resp, id).await;
+        }
+        let bytes = self.read_body(resp).await?;
+        let text = String::from_utf8_lossy(&bytes);
+        if text.trim().is_empty() {
+            return Err("the server sent an empty reply to a request".into());
+        }
+        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+            return Err(format!(
+                "the server's reply is not JSON ({e}): {}",
+                self.quote(&text)
+            ));
+        }
+        let mut answered = false;
+        for msg in sse::messages(&text) {
+            answered |= answers(&msg, id);
+            self.file(Inbox::Message(msg, Some(id))).await;
+        }
+        if answered {
+            Ok(())
+        } else {
+            Err(format!(
+                "the server's reply does not answer the request: {}",
+                self.quote(&text)
+            ))
+        }
+    }
+
+    async fn read_body(&self, mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        loop {
+            match tokio::time::timeout(self.timeout, resp.chunk()).await {
+                Err(_) => {
+                    return Err(format!(
+                        "the reply body stalled for {} ms",
+                        self.timeout.as_millis()
+                    ))
+                }
+                Ok(Err(e)) => return Err(explain_reqwest(e)),
+                Ok(Ok(None)) => return Ok(out),
+                Ok(Ok(Some(chunk))) => {
+                    if out.len() + chunk.len() > self.max_bytes {
+                        return Err(format!(
+                            "the reply is longer than maxMessageBytes ({} bytes)",
+                            self.max_bytes
+                        ));
+                    }
+                    out.extend_from_slice(&chunk);
+                }
+            }
+        }
+    }
+
+    /// Reads a request's event stream until its response (§5): a stream that closes before it
+    /// is resumed with GET + `Last-Event-ID` (the last event id seen on any of its streams)
+    /// after exactly the server's `retry:`, again and again while streams end empty, at most
+    /// [`MAX_RESUMES`] times in a row; the caller's timeout bounds it all.
+    async fn follow_stream(&self, mut resp: reqwest::Response, id: u64) -> Result<(), String> {
+        let mut last_id: Option<String> = None;
+        let mut retry = DEFAULT_RETRY;
+        let mut empty_resumes = 0;
+        loop {
+            let end = self.consume_sse(resp, Some(id)).await;
+            if end.answered {
+                return Ok(());
+            }
+            if self.closed.load(Ordering::Acquire) {
+                return Err("the connection is closed".into());
+            }
+            if let Some(r) = end.retry {
+                retry = Duration::from_millis(r);
+            }
+            if end.last_id.is_some() {
+                last_id = end.last_id;
+                empty_resumes = 0;
+            } else if last_id.is_some() {
+                empty_resumes += 1;
+            }
+            let Some(last) = last_id.as_deref() else {
+                return Err(match end.error {
+                    Some(e) => format!("the event stream failed before the response: {e}"),
+                    None => "the server closed the event stream before the response".into(),
+                });
+            };
+            if empty_resumes >= MAX_RESUMES {
+                return Err(format!(
+                    "the event stream was resumed {MAX_RESUMES} times in a row without receiving anything"
+                ));
+            }
+            tokio::time::sleep(retry).await;
+            resp = self.send_bounded(self.get_events(Some(last))).await?;
+            if !resp.status().is_success() || !is_sse(&resp) {
+                return Err(format!(
+                    "resuming the event stream failed: HTTP {}{}",
+                    resp.status(),
+                    self.snippet(resp).await
+                ));
+            }
+        }
+    }
+
+    /// Reads SSE events, filing each message (carried by `id`), until the response to `id`
+    /// arrived or the stream ended.
+    pub(super) async fn consume_sse(&self, resp: reqwest::Response, id: Option<u64>) -> StreamEnd {
+        let mut end = StreamEnd::default();
+        let mut events = SseByteStream::new(sse::capped(resp.bytes_stream(), self.max_bytes));
+        while let Some(item) = events.next().await {
+            let ev = match item {
+                Ok(ev) => ev,
+                Err(sse_stream::Error::Body(inner)) => {
+                    end.error = Some(inner.to_string());
+                    break;
+                }
+                Err(e) => {
+                    end.error = Some(e.to_string());
+                    break;
+                }
+            };
+            if let Some(i) = ev.id {
+                end.last_id = Some(i);
+            }
+            if let Some(r) = ev.retry {
+                end.retry = Some(r);
+            }
+            let Some(data) = ev.data else { continue };
+            for msg in sse::messages(&data) {
+                end.delivered = true;
+                let ours = id.is_some_and(|id| answers(&msg, id));
+                self.file(Inbox::Message(msg, id)).await;
+                if ours {
+                    end.answered = true;
+                }
+            }
+            if end.answered {
+                break;
+            }
+        }
+        end
+    }
+}
+
+#[derive(Default)]
+pub(super) struct StreamEnd {
+    answered: bool,
+    /// At least one message arrived.
+    pub(super) delivered: bool,
+    last_id: Option<String>,
+    pub(super) retry: Option<u64>,
+    error: Option<String>,
+}
+
+impl Transport for HttpTransport {
+    fn send(&self, msg: &Outgoing<'_>) -> Result<(), String> {
+        self.dispatch(msg)
+    }
+
+    fn abandon(&self, id: u64) {
+        if let Some(t) = lock(&self.tasks).remove(&id) {
+            t.abort();
+        }
+    }
+
+    fn session_generation(&self) -> u64 {
+        lock(&self.state).generation
+    }
+
+    fn shutdown(&self, _grace: Duration) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        for (_, t) in lock(&self.tasks).drain() {
+            t.abort();
+        }
+        for t in lock(&self.background).drain(..) {
+            t.abort();
+        }
+        if let Some(t) = lock(&self.get_stream).take() {
+            t.abort();
+        }
+        let session = {
+            let st = lock(&self.state);
+            match st.mode {
+                Mode::Streamable => st.session.clone(),
+                _ => None,
+            }
+        };
+        if session.is_some() {
+            // With the session id and the protocol version, like every request after initialize.
+            let req = self.session_headers(
+                self.http
+                    .delete(self.url.clone())
+                    .headers(self.headers.clone()),
+            );
+            let bound = self.timeout.min(Duration::from_secs(2));
+            let _ =
+                runtime().block_on(async move { tokio::time::timeout(bound, req.send()).await });
+        }
+        lock(&self.inbox).take();
+        if let Some(h) = lock(&self.reader).take() {
+            let deadline = std::time::Instant::now() + Duration::from_secs(1);
+            while !h.is_finished() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+    }
+
+    fn negotiated(&self, version: &str) {
+        lock(&self.state).version = Some(version.to_string());
+    }
+
+    fn open_server_stream(&self) -> Option<String> {
+        if !matches!(lock(&self.state).mode, Mode::Streamable) {
+            return None; // legacy HTTP+SSE: its one stream is already open
+        }
+        let me = self.me.upgrade()?;
+        runtime().block_on(me.open_server_stream())
+    }
+}
