@@ -1,4 +1,4 @@
-/* The benchmark host (issue 6): runs the same workload on both contenders (bench.h), in one
+/* The benchmark host: runs the same workload on both contenders (bench.h), in one
  * process, interleaved in blocks (A B A B …), and prints one JSON line.
  *
  *   host perf --fixture PATH [--first ours|floor] [--startup-ms 50] [options]

@@ -225,7 +225,7 @@ def main():
     # ------------------------------------------------------------------ targets
     r = summary[primary]["ratios"]
     print()
-    print(f"== targets (issue 6), from the {primary.upper()} pass")
+    print(f"== targets, from the {primary.upper()} pass")
     checks = {}
     for key, op, bound in TARGETS:
         v = r[key]

@@ -110,7 +110,7 @@ pub fn tool_result(result: &Value) -> String {
     if output.is_empty() && !parts.is_empty() {
         output = parts
             .iter()
-            .map(|p| describe(p))
+            .map(|p| part_line(p))
             .collect::<Vec<_>>()
             .join("\n");
     }
@@ -169,7 +169,7 @@ fn render(output: &str, is_error: bool, metadata: Option<Value>) -> String {
 }
 
 /// One line describing a non-text part, e.g. `image (image/png, 8 bytes)`.
-fn describe(part: &Value) -> String {
+fn part_line(part: &Value) -> String {
     let kind = part.get("type").and_then(Value::as_str).unwrap_or("part");
     let s = |k: &str| part.get(k).and_then(Value::as_str);
     match kind {

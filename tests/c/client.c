@@ -1,4 +1,4 @@
-/* The stdio client end to end through the C ABI, against tests/fixture-server (issue 3):
+/* The stdio client end to end through the C ABI, against tests/fixture-server (contract §2–§5):
  * config, statuses, naming, lifecycle, calls, timeouts, crashes, concurrency, the resolver
  * (inline, deferred, paused timers, elicitationTimeout, re-entrancy), SEP-1034, disconnect. */
 #include "check.h"

@@ -1,4 +1,4 @@
-/* Soak (issue 7): 8 servers, 32 host threads, 100,000 calls mixed with elicitations and 2
+/* Soak (contract §3–§5, bounded everything): 8 servers, 32 host threads, 100,000 calls mixed with elicitations and 2
  * server crashes. Every call is answered exactly once with its own answer (or, on a crashed
  * server, an isError result naming the exit); RSS stays flat; the thread count is back to its
  * baseline after disconnect. Prints its figures. `soak [calls]` (default 100000). */

@@ -1,4 +1,4 @@
-"""A scripted MCP streamable-HTTP server for the transport's edge cases (issue 4).
+"""A scripted MCP streamable-HTTP server for the transport's edge cases (contract §5, §9).
 
 Run: python scripted_http.py  → prints the port on stdout, serves until killed.
 Each scenario lives under its own path prefix, http://127.0.0.1:PORT/<scenario>/mcp:

@@ -1,4 +1,4 @@
-"""A catalogue of misbehaving servers (issue 7), stdio and HTTP, each driven through the C ABI
+"""A catalogue of misbehaving servers (contract §3, §5), stdio and HTTP, each driven through the C ABI
 next to a healthy fixture server `ok`. Every test checks:
 
 1. the operation finishes within a stated bound (timed);

@@ -1,4 +1,4 @@
-"""Streamable HTTP and legacy HTTP+SSE through the C ABI (issue 4), against real servers on
+"""Streamable HTTP and legacy HTTP+SSE through the C ABI (contract §5), against real servers on
 127.0.0.1: the Python `mcp` SDK peer (SSE and JSON replies, legacy SSE), server-everything
 (streamable HTTP and legacy SSE), and the scripted server in scripted_http.py for the edge
 cases (session expiry, resumption, legacy-only, stalls, 500, non-JSON bodies)."""
