@@ -42,6 +42,19 @@ typedef int32_t tn_status;
  */
 typedef int32_t (*tn_resolver_fn)(void *user_data, const char *request_json, tn_responder *responder);
 
+/*
+ Completion: called exactly once per started call, on a library thread (never a reader,
+ never inside `tn_call_tool_async`), with what `tn_call_tool` would have returned;
+ `result_json` is NULL unless `status` is `TN_OK`, and borrowed for the callback.
+ */
+typedef void (*tn_call_done_fn)(void *user_data, tn_status status, const char *result_json);
+
+/*
+ One `notifications/progress` for the call: `{"progress":n,"total":n?,"message":"…"?}`,
+ borrowed; on a library thread, in arrival order, never after `done`.
+ */
+typedef void (*tn_progress_fn)(void *user_data, const char *progress_json);
+
 #define TN_OK 0
 
 /*
@@ -212,6 +225,28 @@ tn_status tn_call_tool(tn_client *client, const char *name, const char *args_jso
  resolvers it does nothing and leaves `TN_ERR_REENTRANT` as the last error.
  */
 void tn_disconnect(tn_client *client);
+
+/*
+ Starts a call and returns at once (§7). `options_json` may be NULL: `{"timeoutMs": n}`.
+ `progress` may be NULL. When this returns anything but `TN_OK`, `done` is never called.
+ `*call_id_out` (may be NULL) is written before `done` can fire.
+
+ # Safety
+ `name`, `args_json` and `options_json` are NULL or NUL-terminated strings; `call_id_out` is
+ NULL or writable; `done` and `progress` follow their contracts with `user_data`, which
+ lives until `done` returns. `client` is any value (a handle, not dereferenced).
+ */
+tn_status tn_call_tool_async(tn_client *client, const char *name, const char *args_json, const char *options_json, tn_call_done_fn done, tn_progress_fn progress, void *user_data, uint64_t *call_id_out);
+
+/*
+ Cancels a call in flight (§7): the server is told, and `done` fires promptly with `TN_OK`
+ and an isError result saying it was cancelled. An unknown or finished id:
+ `TN_ERR_NOT_FOUND`.
+
+ # Safety
+ `client` is any value (a handle, not dereferenced).
+ */
+tn_status tn_call_cancel(tn_client *client, uint64_t call_id);
 
 #ifdef __cplusplus
 }  // extern "C"

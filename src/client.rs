@@ -19,7 +19,7 @@ static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
 const RESOLVER_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 enum State {
-    Connected(Box<Session>),
+    Connected(Arc<Session>),
     Disabled,
     Failed(String),
 }
@@ -46,7 +46,14 @@ pub struct Client {
     closed: AtomicBool,
     /// Host resolver calls in progress (shared with every connection's bridge).
     resolving: Arc<AtomicUsize>,
+    /// Asynchronous calls (§7).
+    calls: Arc<crate::calls::Calls>,
 }
+
+/// What `done` is handed: the ToolResult JSON (§1).
+pub type Done = Box<dyn FnOnce(String) + Send>;
+/// What `progress` is handed: `{"progress":n,"total":n?,"message":"…"?}` (§7).
+pub type Progress = Box<dyn Fn(&str) + Send + Sync>;
 
 impl Client {
     /// Parses `config_json` and connects every enabled server in parallel. Fails only when the
@@ -85,7 +92,7 @@ impl Client {
                         Vec::new(),
                     ),
                     (Entry::Enabled(_), Some(h)) => match h.join() {
-                        Ok(Ok((s, tools))) => (State::Connected(Box::new(s)), tools),
+                        Ok(Ok((s, tools))) => (State::Connected(Arc::new(s)), tools),
                         Ok(Err(f)) => (State::Failed(f.message), Vec::new()),
                         Err(_) => (
                             State::Failed(format!(
@@ -125,6 +132,7 @@ impl Client {
             tools_json: String::new(),
             closed: AtomicBool::new(false),
             resolving: active,
+            calls: Arc::default(),
         };
         client.index_tools(listed);
         Ok(client)
@@ -248,6 +256,92 @@ impl Client {
 
     /// Calls the tool `name` (§1); `args_json` None means `{}`.
     pub fn call_tool(&self, name: &str, args_json: Option<&str>) -> Result<String> {
+        let (session, remote, args) = self.target(name, args_json)?;
+        if crate::live_bridge::in_own_resolver(&session.conn) {
+            return Err(Error::new(
+                ErrorKind::Reentrant,
+                format!(
+                    "tn_call_tool on server `{}` from inside its own inline resolver would deadlock; return TN_DEFERRED and answer from another thread",
+                    session.spec.name
+                ),
+            ));
+        }
+        session
+            .call(remote, &args, &crate::session::CallCtl::PLAIN)
+            .ok_or_else(closed)
+    }
+
+    /// Starts a call and returns its id at once (§7); `done` fires exactly once, on a library
+    /// thread, with the ToolResult; `progress` gets each progress notification before it.
+    /// `timeout` is the per-call `timeoutMs`. `on_id` learns the id before `done` can fire.
+    /// When this fails, `done` never fires.
+    pub fn call_tool_async(
+        &self,
+        name: &str,
+        args_json: Option<&str>,
+        timeout: Option<std::time::Duration>,
+        done: Done,
+        progress: Option<Progress>,
+        on_id: impl FnOnce(u64),
+    ) -> Result<u64> {
+        let (session, remote, args) = self.target(name, args_json)?;
+        let session = session.clone();
+        let (remote, args) = (remote.to_string(), args.into_owned());
+        let (id, state) = self.calls.register().ok_or_else(closed)?;
+        on_id(id);
+        let calls = self.calls.clone();
+        let client = self.id;
+        let job = Box::new(move || {
+            let sink = |p: &str| {
+                if let Some(f) = &progress {
+                    crate::calls::as_callback(client, || f(p));
+                }
+            };
+            let ctl = crate::session::CallCtl {
+                timeout,
+                progress: Some(&sink),
+                state: Some(&state),
+            };
+            let result = session.call(&remote, &args, &ctl).unwrap_or_else(|| {
+                crate::shape::failure(&format!("{}: disconnected", session.spec.name))
+            });
+            crate::calls::as_callback(client, || done(result));
+            calls.finished(id);
+        });
+        if let Err(e) = self.calls.spawn(job) {
+            self.calls.finished(id);
+            return Err(Error::new(
+                ErrorKind::Internal,
+                format!("cannot start a thread for the call: {e}"),
+            ));
+        }
+        Ok(id)
+    }
+
+    /// Cancels call `id` (§7): Ok when this is what ends it (its done then carries the
+    /// cancelled result); NotFound when it is unknown or already finished.
+    pub fn cancel_call(&self, id: u64) -> Result<()> {
+        if self.calls.cancel(id) {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorKind::NotFound,
+                format!("no call {id} in flight (unknown, finished or already cancelled)"),
+            ))
+        }
+    }
+
+    /// Whether this thread is inside one of this client's call callbacks.
+    pub fn in_own_callback(&self) -> bool {
+        crate::calls::in_callback_of(self.id)
+    }
+
+    /// The session, remote name and one-line arguments for tool `name`.
+    fn target<'a>(
+        &'a self,
+        name: &str,
+        args_json: Option<&'a str>,
+    ) -> Result<(&'a Arc<Session>, &'a str, std::borrow::Cow<'a, str>)> {
         if self.closed.load(Ordering::Acquire) {
             return Err(closed());
         }
@@ -259,23 +353,13 @@ impl Client {
             }
         };
         let tool = self.tools.get(name).ok_or_else(|| self.not_found(name))?;
-        let server = &self.servers[tool.server];
-        let State::Connected(session) = &server.state else {
+        let State::Connected(session) = &self.servers[tool.server].state else {
             return Err(Error::new(
                 ErrorKind::Internal,
                 "tool of a server that is not connected",
             ));
         };
-        if crate::live_bridge::in_own_resolver(&session.conn) {
-            return Err(Error::new(
-                ErrorKind::Reentrant,
-                format!(
-                    "tn_call_tool on server `{}` from inside its own inline resolver would deadlock; return TN_DEFERRED and answer from another thread",
-                    server.name
-                ),
-            ));
-        }
-        session.call(&tool.remote, &args).ok_or_else(closed)
+        Ok((session, &tool.remote, args))
     }
 
     /// The NOT_FOUND error for `name`. When its prefix is a failed or disabled server's
@@ -341,6 +425,8 @@ impl Client {
                 scope.spawn(move || s.transport.shutdown(crate::transport::DISCONNECT_GRACE));
             }
         });
+        // Every asynchronous call woke with the connections' failure: its done fires now.
+        self.calls.close_and_drain();
         let deadline = std::time::Instant::now() + RESOLVER_DRAIN;
         while self.resolving.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(2));

@@ -10,6 +10,8 @@ use std::time::Duration;
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
 /// Default bound on one resolver answer (§4).
 pub(crate) const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_millis(600_000);
+/// Default bound on one call in all, however often it reports progress (§7).
+pub(crate) const DEFAULT_MAX_TOTAL_TIMEOUT: Duration = Duration::from_millis(3_600_000);
 /// Default cap on one inbound message (§5).
 pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
 
@@ -76,6 +78,8 @@ pub struct ServerSpec {
     pub timeout: Duration,
     /// Bounds one resolver answer.
     pub elicitation_timeout: Duration,
+    /// Bounds one call in all: progress restarts `timeout`, never this (§7).
+    pub max_total_timeout: Duration,
     pub tools: ToolFilter,
     pub max_message_bytes: usize,
 }
@@ -190,6 +194,7 @@ fn parse_entry_inner(name: &str, v: &Value) -> std::result::Result<Entry, String
         timeout: millis(o, "timeout")?.unwrap_or(DEFAULT_TIMEOUT),
         elicitation_timeout: millis(o, "elicitationTimeout")?
             .unwrap_or(DEFAULT_ELICITATION_TIMEOUT),
+        max_total_timeout: millis(o, "maxTotalTimeout")?.unwrap_or(DEFAULT_MAX_TOTAL_TIMEOUT),
         tools: parse_tools(o)?,
         max_message_bytes: match o.get("maxMessageBytes") {
             None | Some(Value::Null) => DEFAULT_MAX_MESSAGE_BYTES,

@@ -31,6 +31,10 @@ pub(crate) enum RequestError {
     /// The server no longer knows the HTTP session the request was sent on (its generation):
     /// the session establishes a new one and sends the request again (§5).
     SessionExpired(u64),
+    /// No answer within `maxTotalTimeout`, however much progress was reported (§7).
+    TimedOutTotal(u64),
+    /// The host cancelled the call (§7).
+    Cancelled,
     /// The client is being disconnected.
     Closed,
 }
@@ -46,10 +50,12 @@ impl RequestError {
                 format!("the server answered with JSON-RPC error {code}: {msg}")
             }
             RequestError::Timeout(_) => format!("no answer within {} ms", timeout.as_millis()),
+            RequestError::TimedOutTotal(_) => "no answer within maxTotalTimeout".into(),
             RequestError::Lost(m) => m.clone(),
             RequestError::SessionExpired(_) => {
                 "the server's HTTP session expired (HTTP 404) and could not be renewed".into()
             }
+            RequestError::Cancelled => "cancelled by the host".into(),
             RequestError::Closed => "the client was disconnected".into(),
         }
     }
@@ -59,9 +65,34 @@ impl RequestError {
 /// needs), or why none came.
 pub(crate) type Reply = Result<String, RequestError>;
 
+/// How long a request may take (contract §7): `idle` of active time without an answer or a
+/// progress notification, and `total` of active time in all. Active time leaves out time
+/// spent waiting for the host's resolver (§4).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub(crate) idle: Duration,
+    pub(crate) total: Duration,
+}
+
+impl Limits {
+    /// One bound for both (the handshake's phases, §2).
+    pub(crate) fn phase(timeout: Duration) -> Limits {
+        Limits {
+            idle: timeout,
+            total: timeout,
+        }
+    }
+}
+
 struct Waiter {
     reply: Mutex<Option<Reply>>,
     thread: Thread,
+    /// `notifications/progress` params for this request (`progressToken` left out), in
+    /// arrival order, for the caller to hand on.
+    progress: Mutex<Vec<String>>,
+    /// The active time (of `clock`, in ns) of the last progress notification: it restarts the
+    /// idle timeout (§7).
+    last_progress: AtomicU64,
     /// This call's own timer when only the call whose stream carried an elicitation pauses
     /// (HTTP); None: the connection's clock (stdio: every call pauses).
     clock: Option<Arc<PauseClock>>,
@@ -77,8 +108,13 @@ impl Waiter {
     }
 }
 
+/// What a caller does with the progress notifications of its request (§7).
+pub(crate) type ProgressSink<'a> = Option<&'a (dyn Fn(&str) + Sync)>;
+
 struct Pending {
     waiters: HashMap<u64, Arc<Waiter>>,
+    /// progressToken → the request it belongs to (the current round's).
+    progress_routes: HashMap<u64, u64>,
     /// Set once; every later request fails at once with it.
     dead: Option<RequestError>,
 }
@@ -99,6 +135,9 @@ pub(crate) struct Conn {
     /// Inbound notifications dropped because the reader fell behind (HTTP, §5).
     dropped: AtomicUsize,
     last_elicitation_error: Mutex<Option<String>>,
+    /// Open responders of elicitations that arrived on a request's stream (HTTP), by request:
+    /// a cancel or timeout of that request closes them (§7).
+    carried: Mutex<HashMap<u64, Vec<crate::responder::Token>>>,
 }
 
 impl Conn {
@@ -107,6 +146,7 @@ impl Conn {
             server: server.to_string(),
             pending: Mutex::new(Pending {
                 waiters: HashMap::new(),
+                progress_routes: HashMap::new(),
                 dead: None,
             }),
             next_id: AtomicU64::new(1),
@@ -118,6 +158,7 @@ impl Conn {
             skipped: AtomicUsize::new(0),
             dropped: AtomicUsize::new(0),
             last_elicitation_error: Mutex::new(None),
+            carried: Mutex::new(HashMap::new()),
         })
     }
 
@@ -233,14 +274,19 @@ impl Conn {
         }
     }
 
-    /// Sends a request and waits for its answer, at most `timeout` of active (unpaused) time;
+    /// Sends a request and waits for its answer within `limits` of active (unpaused) time;
     /// also says whether the server asked for input during it while no resolver is registered
-    /// (§4 "Capability": the call's output then says so).
+    /// (§4 "Capability": the call's output then says so). With a `progress_token`, the
+    /// server's progress notifications for it restart the idle timeout and go to `sink`, on
+    /// this thread (§7). `started` learns the request id before the request is sent.
     pub(crate) fn request(
         &self,
         method: &str,
         params_json: Option<&str>,
-        timeout: Duration,
+        limits: Limits,
+        progress_token: Option<u64>,
+        sink: ProgressSink<'_>,
+        started: &dyn Fn(u64),
     ) -> (Reply, bool) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let clock = self
@@ -250,6 +296,8 @@ impl Conn {
         let waiter = Arc::new(Waiter {
             reply: Mutex::new(None),
             thread: std::thread::current(),
+            progress: Mutex::new(Vec::new()),
+            last_progress: AtomicU64::new(0),
             clock,
             asked_without_resolver: AtomicBool::new(false),
         });
@@ -259,51 +307,89 @@ impl Conn {
                 return (Err(d.clone()), false);
             }
             p.waiters.insert(id, waiter.clone());
+            if let Some(t) = progress_token {
+                p.progress_routes.insert(t, id);
+            }
         }
+        started(id);
         let text = jsonrpc::request_text(id, method, params_json);
         let sent = self.send(&Outgoing {
             text: &text,
             kind: OutKind::Request { id, method },
         });
-        if let Err(e) = sent {
-            lock(&self.pending).waiters.remove(&id);
-            return (Err(self.send_failed(method, &e)), false);
+        let reply = match sent {
+            Err(e) => {
+                lock(&self.pending).waiters.remove(&id);
+                Err(self.send_failed(method, &e))
+            }
+            Ok(()) => self.wait(id, &waiter, limits, sink),
+        };
+        if let Some(t) = progress_token {
+            let mut p = lock(&self.pending);
+            if p.progress_routes.get(&t) == Some(&id) {
+                p.progress_routes.remove(&t);
+            }
         }
-        let reply = self.wait(id, &waiter, timeout);
         (reply, waiter.asked_without_resolver.load(Ordering::Acquire))
     }
 
-    /// [`Conn::request`] for the `result` as a JSON value (a JSON-RPC error is `Rpc`).
+    /// [`Conn::request`] for the `result` as a JSON value (a JSON-RPC error is `Rpc`), within
+    /// one phase timeout and without progress.
     pub(crate) fn request_value(
         &self,
         method: &str,
         params_json: Option<&str>,
         timeout: Duration,
     ) -> Result<Value, RequestError> {
-        let line = self.request(method, params_json, timeout).0?;
+        let line = self
+            .request(
+                method,
+                params_json,
+                Limits::phase(timeout),
+                None,
+                None,
+                &|_| {},
+            )
+            .0?;
         jsonrpc::result_value(&line).map_err(RequestError::Rpc)
     }
 
-    fn wait(&self, id: u64, waiter: &Waiter, timeout: Duration) -> Reply {
+    fn wait(&self, id: u64, waiter: &Waiter, limits: Limits, sink: ProgressSink<'_>) -> Reply {
         let clock: &PauseClock = waiter.clock.as_deref().unwrap_or(&self.pause);
         let start = clock.active();
         loop {
-            if let Some(r) = lock(&waiter.reply).take() {
+            // The reply first, then the progress: the reader filed every progress notification
+            // before the response, so none is left behind (progress never follows done, §7).
+            let reply = lock(&waiter.reply).take();
+            let notes = std::mem::take(&mut *lock(&waiter.progress));
+            if let Some(sink) = sink {
+                for n in &notes {
+                    sink(n);
+                }
+            }
+            if let Some(r) = reply {
                 return r;
             }
-            let elapsed = clock.active().saturating_sub(start);
-            if elapsed >= timeout {
+            let now = clock.active();
+            let total = now.saturating_sub(start);
+            let last = Duration::from_nanos(waiter.last_progress.load(Ordering::Acquire));
+            let idle = now.saturating_sub(start.max(last));
+            if idle >= limits.idle || total >= limits.total {
                 let removed = lock(&self.pending).waiters.remove(&id).is_some();
                 if removed {
                     if let Some(t) = self.transport.get() {
                         t.abandon(id);
                     }
-                    return Err(RequestError::Timeout(id));
+                    return Err(if idle >= limits.idle {
+                        RequestError::Timeout(id)
+                    } else {
+                        RequestError::TimedOutTotal(id)
+                    });
                 }
                 // Completed concurrently: the reply is (about to be) in the slot.
                 continue;
             }
-            std::thread::park_timeout(timeout - elapsed);
+            std::thread::park_timeout((limits.idle - idle).min(limits.total - total));
         }
     }
 
@@ -348,6 +434,72 @@ impl Conn {
         }
     }
 
+    /// Remembers that responder `token` answers an elicitation carried by request `carrier`.
+    pub(crate) fn carry(&self, carrier: u64, token: crate::responder::Token) {
+        lock(&self.carried).entry(carrier).or_default().push(token);
+    }
+
+    /// Forgets responder `token` of request `carrier` (it ended).
+    pub(crate) fn uncarry(&self, carrier: u64, token: crate::responder::Token) {
+        let mut c = lock(&self.carried);
+        if let Some(list) = c.get_mut(&carrier) {
+            list.retain(|t| *t != token);
+            if list.is_empty() {
+                c.remove(&carrier);
+            }
+        }
+    }
+
+    /// Answers cancel to the elicitations carried by request `id` that are still open (§7).
+    pub(crate) fn close_carried(&self, id: u64) {
+        let tokens = lock(&self.carried).remove(&id).unwrap_or_default();
+        for t in tokens {
+            crate::responder::cancel(t, "the call was cancelled or timed out");
+        }
+    }
+
+    /// Ends a request in flight as cancelled by the host (§7); false when it is not in flight.
+    pub(crate) fn cancel_request(&self, id: u64) -> bool {
+        let waiter = lock(&self.pending).waiters.remove(&id);
+        match waiter {
+            Some(w) => {
+                w.complete(Err(RequestError::Cancelled));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A `notifications/progress`: to the request its token belongs to, restarting its idle
+    /// timeout (§7); an unknown token is ignored.
+    fn on_progress(&self, params: Option<Value>) {
+        let Some(Value::Object(mut params)) = params else {
+            return;
+        };
+        let Some(token) = params.swap_remove("progressToken").and_then(|t| t.as_u64()) else {
+            return;
+        };
+        let p = lock(&self.pending);
+        let Some(w) = p
+            .progress_routes
+            .get(&token)
+            .and_then(|id| p.waiters.get(id))
+        else {
+            return;
+        };
+        let clock: &PauseClock = w.clock.as_deref().unwrap_or(&self.pause);
+        let now = clock.active().as_nanos().min(u64::MAX as u128) as u64;
+        w.last_progress.store(now, Ordering::Release);
+        let mut note = serde_json::Map::new();
+        for key in ["progress", "total", "message"] {
+            if let Some(v) = params.swap_remove(key) {
+                note.insert(key.into(), v);
+            }
+        }
+        lock(&w.progress).push(crate::json::to_text(&Value::Object(note)));
+        w.thread.unpark();
+    }
+
     /// Files one inbound line: a response goes to its waiter as the raw line (the hot path: only
     /// `id` and `method` are looked at here); a server request goes to the live bridge;
     /// anything else is ignored. Lines that are not JSON objects are counted and skipped (§5).
@@ -376,7 +528,14 @@ impl Conn {
                     // Classified by `method` first: servers number their own requests.
                     let (id, method) = match jsonrpc::classify_object(&obj) {
                         Inbound::Request { id, method, .. } => (id.clone(), method.to_string()),
-                        _ => return, // a notification: nothing to do yet
+                        _ => {
+                            if obj.get("method").and_then(Value::as_str)
+                                == Some("notifications/progress")
+                            {
+                                self.on_progress(obj.swap_remove("params"));
+                            }
+                            return;
+                        }
                     };
                     let params = obj.swap_remove("params");
                     crate::live_bridge::on_request(self, id, &method, params, carrier);

@@ -10,7 +10,8 @@
 //! | `ffi/` | the exported `tn_*` functions, the panic guard, C strings, the C resolver |
 //! | `client` | many servers from one config: order, isolation, names, collisions, statuses (§2–§3) |
 //! | `session/` | one server's MCP lifecycle: start, handshake (`legacy`), list, call (§3, §5) |
-//! | `conn` | one connection's bookkeeping: ids, pending calls, waking callers |
+//! | `calls` | calls the host controls: asynchronous calls, cancel, their threads (§7) |
+//! | `conn` | one connection's bookkeeping: ids, pending calls, progress, waking callers |
 //! | `live_bridge` | server requests on a live connection: the resolver inline, SEP-1034 (§4) |
 //! | `clock` | call timers that pause while the host is asked (§4) |
 //! | `transport/` | how bytes move: `stdio`, `http/` (shared clients, `streamable`, `server_stream`, `legacy_sse`), `sse` |
@@ -24,6 +25,7 @@
 
 mod adapters;
 mod bridge;
+mod calls;
 mod client;
 mod clock;
 mod config;
@@ -47,7 +49,7 @@ mod sys;
 mod timer;
 mod transport;
 
-pub use client::Client;
+pub use client::{Client, Done, Progress};
 pub use error::{Error, ErrorKind, Result};
 pub use responder::{
     answer as answer_responder, Resolver, ResolverReturn, Token as ResponderToken,

@@ -103,9 +103,14 @@ fn elicit(
     let timer_key: Arc<Mutex<Option<crate::timer::Key>>> = Arc::new(Mutex::new(None));
     let c = conn.clone();
     let tk = timer_key.clone();
+    let own_token: Arc<std::sync::OnceLock<responder::Token>> = Arc::default();
+    let ot = own_token.clone();
     let token = responder::open(b.owner, request.id, move |finish| {
         if let Some(k) = lock(&tk).take() {
             crate::timer::cancel(k);
+        }
+        if let (Some(carrier), Some(t)) = (carrier, ot.get()) {
+            c.uncarry(carrier, *t);
         }
         let (result, why) = crate::sep1034::live_result(finish, url_mode, schema.as_ref());
         if let Some(why) = why {
@@ -129,9 +134,17 @@ fn elicit(
         }
     });
     *lock(&timer_key) = Some(key);
+    if let Some(carrier) = carrier {
+        let _ = own_token.set(token);
+        conn.carry(carrier, token);
+    }
     if !responder::is_open(token) {
-        // Already ended (cannot normally happen before the resolver runs): drop the timer.
+        // Already ended (cannot normally happen before the resolver runs): drop the timer and
+        // the carried entry its finisher may have missed.
         crate::timer::cancel(key);
+        if let Some(carrier) = carrier {
+            conn.uncarry(carrier, token);
+        }
     }
     if conn.is_dead() {
         // Disconnect began after the first check and may already have cancelled this

@@ -56,13 +56,15 @@ pub fn disconnect(handle: *mut tn_client) -> Result<()> {
         .unwrap_or_else(|p| p.into_inner())
         .get(&key)
     {
-        Some(c) => c.in_own_resolver(),
+        Some(c) if c.in_own_resolver() => Some("inline resolvers"),
+        Some(c) if c.in_own_callback() => Some("call callbacks (done or progress)"),
+        Some(_) => None,
         None => return Ok(()),
     };
-    if reentrant {
+    if let Some(place) = reentrant {
         return Err(Error::new(
             ErrorKind::Reentrant,
-            "tn_disconnect from inside one of this client's inline resolvers would deadlock; the client stays connected",
+            format!("tn_disconnect from inside one of this client's {place} would deadlock; the client stays connected"),
         ));
     }
     let Some(client) = registry()

@@ -4,14 +4,38 @@
 
 mod legacy;
 
+use crate::calls::CallState;
 use crate::config::{Endpoint, ServerSpec};
-use crate::conn::{lock, Conn, RequestError};
+use crate::conn::{lock, Conn, Limits, ProgressSink, RequestError};
 use crate::live_bridge::{LiveBridge, ASKED_WITHOUT_RESOLVER};
 use crate::transport::Transport;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
+
+/// Progress tokens, unique per call in the process (§7: every `tools/call` carries one).
+static NEXT_PROGRESS_TOKEN: AtomicU64 = AtomicU64::new(1);
+
+/// What the caller controls of one `tools/call` (§7).
+pub(crate) struct CallCtl<'a> {
+    /// The per-call `timeoutMs`, else the server's `timeout`: an idle timeout.
+    pub(crate) timeout: Option<Duration>,
+    /// Where the call's progress notifications go (on the calling thread).
+    pub(crate) progress: ProgressSink<'a>,
+    /// Set for a call the host may cancel.
+    pub(crate) state: Option<&'a CallState>,
+}
+
+impl CallCtl<'_> {
+    /// A plain `tn_call_tool`: the server's timeout, no progress callback, no cancel.
+    pub(crate) const PLAIN: CallCtl<'static> = CallCtl {
+        timeout: None,
+        progress: None,
+        state: None,
+    };
+}
 
 /// The most `tools/list` pages followed (§3).
 const MAX_PAGES: usize = 1000;
@@ -158,16 +182,23 @@ impl Session {
         &self,
         method: &str,
         params_json: Option<&str>,
+        limits: Limits,
+        progress_token: Option<u64>,
+        sink: ProgressSink<'_>,
+        started: &dyn Fn(u64),
     ) -> (Result<String, RequestError>, bool) {
         self.hold.pass(self.spec.timeout);
-        let (reply, asked) = self.conn.request(method, params_json, self.spec.timeout);
+        let send = || {
+            self.conn
+                .request(method, params_json, limits, progress_token, sink, started)
+        };
+        let (reply, asked) = send();
         match reply {
             Err(RequestError::SessionExpired(generation)) => {
                 if let Err(e) = legacy::reestablish(self, generation) {
                     return (Err(e), asked);
                 }
-                let (again, asked_again) =
-                    self.conn.request(method, params_json, self.spec.timeout);
+                let (again, asked_again) = send();
                 (again, asked || asked_again)
             }
             other => (other, asked),
@@ -179,7 +210,10 @@ impl Session {
         method: &str,
         params_json: Option<&str>,
     ) -> Result<Value, RequestError> {
-        let line = self.request(method, params_json).0?;
+        let limits = Limits::phase(self.spec.timeout);
+        let line = self
+            .request(method, params_json, limits, None, None, &|_| {})
+            .0?;
         crate::jsonrpc::result_value(&line).map_err(RequestError::Rpc)
     }
 
@@ -214,17 +248,49 @@ impl Session {
     /// outcome as a ToolResult (§1): every failure is an isError result naming server, phase
     /// and cause. None only when the client is being disconnected. When the server asked for
     /// input meanwhile and no resolver is registered, the output's last line says so (§4).
-    pub(crate) fn call(&self, remote: &str, args_json: &str) -> Option<String> {
-        let mut params = String::with_capacity(remote.len() + args_json.len() + 32);
+    /// The call carries a progressToken; progress restarts its idle timeout, bounded by
+    /// `maxTotalTimeout`, and a cancel or timeout tells the server (§7).
+    pub(crate) fn call(&self, remote: &str, args_json: &str, ctl: &CallCtl<'_>) -> Option<String> {
+        let token = NEXT_PROGRESS_TOKEN.fetch_add(1, Ordering::Relaxed);
+        let mut params = String::with_capacity(remote.len() + args_json.len() + 64);
         params.push_str(r#"{"name":"#);
         crate::jsonrpc::push_json_string(&mut params, remote);
         params.push_str(r#","arguments":"#);
         params.push_str(args_json);
-        params.push('}');
-        let (reply, asked) = self.request("tools/call", Some(&params));
+        params.push_str(r#","_meta":{"progressToken":"#);
+        params.push_str(&token.to_string());
+        params.push_str("}}");
+        let limits = Limits {
+            idle: ctl.timeout.unwrap_or(self.spec.timeout),
+            total: self.spec.max_total_timeout,
+        };
+        let started = |id: u64| {
+            if let Some(st) = ctl.state {
+                st.started(&self.conn, id);
+            }
+        };
+        let (reply, asked) = self.request(
+            "tools/call",
+            Some(&params),
+            limits,
+            Some(token),
+            ctl.progress,
+            &started,
+        );
+        let reply = match ctl.state {
+            // A cancel that came first wins over whatever the server answered (§7); the server
+            // is told unless it had already answered.
+            Some(st) if !st.decide() => {
+                if !matches!(reply, Ok(_) | Err(RequestError::Closed)) {
+                    self.abandon(st.request_id(), "cancelled by the host");
+                }
+                Err(RequestError::Cancelled)
+            }
+            _ => reply,
+        };
         let reply =
             reply.and_then(|line| crate::shape::from_response(&line).map_err(RequestError::Rpc));
-        let result = self.shape_outcome(remote, reply)?;
+        let result = self.shape_outcome(remote, reply, limits)?;
         Some(if asked {
             crate::shape::append_line(&result, ASKED_WITHOUT_RESOLVER)
         } else {
@@ -232,31 +298,62 @@ impl Session {
         })
     }
 
-    fn shape_outcome(&self, remote: &str, reply: Result<String, RequestError>) -> Option<String> {
-        match reply {
-            Ok(result) => Some(result),
-            Err(RequestError::Closed) => None,
-            Err(f) => {
-                if let RequestError::Timeout(id) = f {
-                    let _ = self.conn.notify(
-                        "notifications/cancelled",
-                        Some(&format!(
-                            r#"{{"requestId":{id},"reason":"timed out after {} ms"}}"#,
-                            self.spec.timeout.as_millis()
-                        )),
-                    );
-                }
-                let phase = if matches!(f, RequestError::Timeout(_)) {
-                    format!("tools/call `{remote}` timed out")
-                } else {
-                    format!("tools/call `{remote}` failed")
-                };
-                Some(crate::shape::failure(&format!(
-                    "server `{}`: {phase}: {}",
-                    self.spec.name,
-                    self.explain(&f)
-                )))
+    /// Tells the server that request `id` is abandoned (§7): the elicitations on its stream
+    /// are answered cancel, then `notifications/cancelled`.
+    fn abandon(&self, id: u64, reason: &str) {
+        self.conn.close_carried(id);
+        let mut params = format!(r#"{{"requestId":{id},"reason":"#);
+        crate::jsonrpc::push_json_string(&mut params, reason);
+        params.push('}');
+        let _ = self.conn.notify("notifications/cancelled", Some(&params));
+    }
+
+    fn shape_outcome(
+        &self,
+        remote: &str,
+        reply: Result<String, RequestError>,
+        limits: Limits,
+    ) -> Option<String> {
+        let server = &self.spec.name;
+        let text = match reply {
+            Ok(result) => return Some(result),
+            Err(RequestError::Closed) => return None,
+            Err(RequestError::Cancelled) => {
+                format!("server `{server}`: tools/call `{remote}` was cancelled")
             }
+            Err(RequestError::Timeout(id)) => {
+                self.abandon(
+                    id,
+                    &format!("timed out after {} ms", limits.idle.as_millis()),
+                );
+                format!(
+                    "server `{server}`: tools/call `{remote}` timed out: no answer within {} ms{}",
+                    limits.idle.as_millis(),
+                    self.stderr_tail()
+                )
+            }
+            Err(RequestError::TimedOutTotal(id)) => {
+                self.abandon(id, "maxTotalTimeout reached");
+                format!(
+                    "server `{server}`: tools/call `{remote}` timed out: still running after maxTotalTimeout ({} ms)",
+                    limits.total.as_millis()
+                )
+            }
+            Err(f) => format!(
+                "server `{server}`: tools/call `{remote}` failed: {}",
+                self.explain(&f)
+            ),
+        };
+        Some(crate::shape::failure(&self.spec.secrets().mask(&text)))
+    }
+
+    /// "; stderr: …" when the child wrote something (§3), else "".
+    fn stderr_tail(&self) -> String {
+        let tail = self.transport.diagnostics();
+        if tail.is_empty() {
+            String::new()
+        } else {
+            format!("; stderr: {tail}")
         }
     }
 }

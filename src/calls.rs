@@ -1,0 +1,206 @@
+//! Calls the host controls (contract §7): asynchronous calls, each run by a library thread of
+//! the client's pool (never a reader, never an HTTP runtime worker) that also runs the call's
+//! callbacks, so one call's progress and done are serialised and in order; cancel; and
+//! disconnect ending every call in flight with its `done` fired.
+
+use crate::conn::{lock, Conn};
+use std::cell::Cell;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// An idle pool thread leaves after this long without work.
+const IDLE_EXIT: Duration = Duration::from_secs(2);
+
+const RUNNING: u8 = 0;
+const DECIDED: u8 = 1;
+const CANCELLED: u8 = 2;
+
+thread_local! {
+    /// The client whose callback this thread is running (its id), or 0: `tn_disconnect` from
+    /// there would wait for itself.
+    static IN_CALLBACK: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Whether this thread is inside a callback of client `client`.
+pub(crate) fn in_callback_of(client: u64) -> bool {
+    IN_CALLBACK.with(Cell::get) == client
+}
+
+/// Runs `f` marked as a callback of `client`.
+pub(crate) fn as_callback<T>(client: u64, f: impl FnOnce() -> T) -> T {
+    let previous = IN_CALLBACK.with(|c| c.replace(client));
+    let r = f();
+    IN_CALLBACK.with(|c| c.set(previous));
+    r
+}
+
+/// One call the host may cancel: who ends it first, the answer or the cancel (§7).
+#[derive(Default)]
+pub(crate) struct CallState {
+    phase: AtomicU8,
+    /// The JSON-RPC id of the request in flight (0: none yet).
+    request: AtomicU64,
+    conn: Mutex<Option<Arc<Conn>>>,
+}
+
+impl CallState {
+    /// The request `id` went out on `conn`: a cancel that came before it ends it now.
+    pub(crate) fn started(&self, conn: &Arc<Conn>, id: u64) {
+        *lock(&self.conn) = Some(conn.clone());
+        self.request.store(id, Ordering::SeqCst);
+        if self.phase.load(Ordering::SeqCst) == CANCELLED {
+            conn.cancel_request(id);
+        }
+    }
+
+    /// The request in flight, or the last one.
+    pub(crate) fn request_id(&self) -> u64 {
+        self.request.load(Ordering::SeqCst)
+    }
+
+    /// The call has its outcome: true when that outcome stands, false when a cancel came first.
+    pub(crate) fn decide(&self) -> bool {
+        self.phase
+            .compare_exchange(RUNNING, DECIDED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+            || self.phase.load(Ordering::SeqCst) == DECIDED
+    }
+
+    /// Cancels the call; true when this is what ends it (§7: `tn_call_cancel` is `TN_OK` only
+    /// then).
+    fn cancel(&self) -> bool {
+        if self
+            .phase
+            .compare_exchange(RUNNING, CANCELLED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return false;
+        }
+        let id = self.request.load(Ordering::SeqCst);
+        let conn = lock(&self.conn).clone();
+        if let (true, Some(conn)) = (id != 0, conn) {
+            conn.cancel_request(id);
+        }
+        true
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+#[derive(Default)]
+struct PoolState {
+    queue: VecDeque<Job>,
+    idle: usize,
+    closing: bool,
+}
+
+/// The client's asynchronous calls: ids, the calls in flight, and the threads that run them.
+#[derive(Default)]
+pub(crate) struct Calls {
+    next_id: AtomicU64,
+    inflight: Mutex<HashMap<u64, Arc<CallState>>>,
+    /// Signalled when a call leaves `inflight`.
+    left: Condvar,
+    pool: Arc<(Mutex<PoolState>, Condvar)>,
+    closing: AtomicBool,
+}
+
+impl Calls {
+    /// Registers a new call and returns its id (from 1, below 2^53, never reused, §7); None
+    /// once disconnect began (checked under the same lock that disconnect drains with, so a
+    /// call either is drained or was refused).
+    pub(crate) fn register(&self) -> Option<(u64, Arc<CallState>)> {
+        let mut inflight = lock(&self.inflight);
+        if self.closing.load(Ordering::Acquire) {
+            return None;
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let state = Arc::new(CallState::default());
+        inflight.insert(id, state.clone());
+        Some((id, state))
+    }
+
+    /// The call `id` finished (its `done` has returned).
+    pub(crate) fn finished(&self, id: u64) {
+        lock(&self.inflight).remove(&id);
+        self.left.notify_all();
+    }
+
+    /// Cancels call `id`; false when it is unknown or already decided.
+    pub(crate) fn cancel(&self, id: u64) -> bool {
+        let state = lock(&self.inflight).get(&id).cloned();
+        state.is_some_and(|s| s.cancel())
+    }
+
+    /// Runs `job` on a pool thread (a new one when none is idle).
+    pub(crate) fn spawn(&self, job: Job) -> std::io::Result<()> {
+        let (m, cv) = &*self.pool;
+        let mut st = lock(m);
+        st.queue.push_back(job);
+        if st.idle > 0 {
+            st.idle -= 1;
+            cv.notify_one();
+            return Ok(());
+        }
+        drop(st);
+        let pool = self.pool.clone();
+        let spawned = std::thread::Builder::new()
+            .name("tn-call".into())
+            .spawn(move || worker(&pool));
+        if let Err(e) = spawned {
+            // Take the job back: the caller reports the failure and done never fires.
+            let mut st = lock(m);
+            st.queue.pop_back();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Disconnect: refuse new calls, then wait until every call in flight has fired its done.
+    /// The connections were failed before, so no call waits on a server any more.
+    pub(crate) fn close_and_drain(&self) {
+        let mut inflight = lock(&self.inflight);
+        self.closing.store(true, Ordering::Release);
+        while !inflight.is_empty() {
+            inflight = self
+                .left
+                .wait_timeout(inflight, Duration::from_millis(50))
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+        drop(inflight);
+        let (m, cv) = &*self.pool;
+        lock(m).closing = true;
+        cv.notify_all();
+    }
+}
+
+fn worker(pool: &(Mutex<PoolState>, Condvar)) {
+    crate::transport::block_sigpipe_on_this_thread();
+    let (m, cv) = pool;
+    let mut st = lock(m);
+    loop {
+        if let Some(job) = st.queue.pop_front() {
+            drop(st);
+            // A panic in a job is caught where the job calls into the host; here it only
+            // must not take the pool down.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            st = lock(m);
+            continue;
+        }
+        if st.closing {
+            return;
+        }
+        st.idle += 1;
+        let (g, timeout) = cv
+            .wait_timeout(st, IDLE_EXIT)
+            .unwrap_or_else(|p| p.into_inner());
+        st = g;
+        if timeout.timed_out() && st.queue.is_empty() {
+            st.idle = st.idle.saturating_sub(1);
+            return;
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! Calls the host controls (c-api.md "Calls the host controls", contract §7): the callback
+//! types, `tn_call_tool_async` and `tn_call_cancel`.
+
+use super::client::{self, tn_client};
+use super::guard::{guard, tn_status, TN_OK};
+use super::strings::{opt_str_arg, str_arg, to_cstring};
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::ffi::{c_char, c_void};
+use std::time::Duration;
+
+/// Completion: called exactly once per started call, on a library thread (never a reader,
+/// never inside `tn_call_tool_async`), with what `tn_call_tool` would have returned;
+/// `result_json` is NULL unless `status` is `TN_OK`, and borrowed for the callback.
+#[allow(non_camel_case_types)]
+pub type tn_call_done_fn = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, status: tn_status, result_json: *const c_char),
+>;
+
+/// One `notifications/progress` for the call: `{"progress":n,"total":n?,"message":"…"?}`,
+/// borrowed; on a library thread, in arrival order, never after `done`.
+#[allow(non_camel_case_types)]
+pub type tn_progress_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, progress_json: *const c_char)>;
+
+/// The host's callbacks and `user_data` for one call.
+struct HostCall {
+    done: unsafe extern "C" fn(*mut c_void, tn_status, *const c_char),
+    progress: Option<unsafe extern "C" fn(*mut c_void, *const c_char)>,
+    user_data: *mut c_void,
+}
+
+// SAFETY: c-api.md: `done` and `progress` run on a library thread, and `user_data` lives until
+// `done` returns; the host vouches that it may be used from that thread. The library never
+// dereferences it.
+unsafe impl Send for HostCall {}
+// SAFETY: as above; progress and done of one call never run at the same time.
+unsafe impl Sync for HostCall {}
+
+/// `options_json`: an object; `timeoutMs` a positive integer; unknown keys ignored (§7).
+fn parse_options(text: Option<&str>) -> Result<Option<Duration>> {
+    let Some(text) = text else { return Ok(None) };
+    let opts = crate::json::parse_object(text, "options_json")?;
+    match opts.get("timeoutMs") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(ms) if ms > 0 => Ok(Some(Duration::from_millis(ms))),
+            _ => Err(Error::invalid_argument(format!(
+                "options_json.timeoutMs must be a positive integer (milliseconds), got {}",
+                crate::json::to_text(v)
+            ))),
+        },
+    }
+}
+
+/// Starts a call and returns at once (§7). `options_json` may be NULL: `{"timeoutMs": n}`.
+/// `progress` may be NULL. When this returns anything but `TN_OK`, `done` is never called.
+/// `*call_id_out` (may be NULL) is written before `done` can fire.
+///
+/// # Safety
+/// `name`, `args_json` and `options_json` are NULL or NUL-terminated strings; `call_id_out` is
+/// NULL or writable; `done` and `progress` follow their contracts with `user_data`, which
+/// lives until `done` returns. `client` is any value (a handle, not dereferenced).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn tn_call_tool_async(
+    client: *mut tn_client,
+    name: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+    done: tn_call_done_fn,
+    progress: tn_progress_fn,
+    user_data: *mut c_void,
+    call_id_out: *mut u64,
+) -> tn_status {
+    guard("tn_call_tool_async", || {
+        if !call_id_out.is_null() {
+            // SAFETY: non-NULL and writable per the caller's guarantee.
+            unsafe { *call_id_out = 0 };
+        }
+        // SAFETY: forwarded caller guarantees.
+        let name = unsafe { str_arg(name, "name")? };
+        // SAFETY: forwarded caller guarantees.
+        let args = unsafe { opt_str_arg(args_json, "args_json")? };
+        // SAFETY: forwarded caller guarantees.
+        let timeout = parse_options(unsafe { opt_str_arg(options_json, "options_json")? })?;
+        let done = done.ok_or_else(|| Error::invalid_argument("`done` is NULL"))?;
+        let c = client::lookup(client)?;
+        let host = std::sync::Arc::new(HostCall {
+            done,
+            progress,
+            user_data,
+        });
+        let on_progress: Option<crate::client::Progress> = host.progress.map(|_| {
+            let h = host.clone();
+            Box::new(move |p: &str| {
+                let text = to_cstring(p);
+                if let Some(f) = h.progress {
+                    // SAFETY: the host's callback with its own user_data and a borrowed string.
+                    unsafe { f(h.user_data, text.as_ptr()) };
+                }
+            }) as crate::client::Progress
+        });
+        let h = host.clone();
+        let on_done: crate::client::Done = Box::new(move |result: String| {
+            let text = to_cstring(&result);
+            // SAFETY: the host's callback with its own user_data and a borrowed string.
+            unsafe { (h.done)(h.user_data, TN_OK, text.as_ptr()) };
+        });
+        c.call_tool_async(name, args, timeout, on_done, on_progress, |id| {
+            if !call_id_out.is_null() {
+                // SAFETY: non-NULL and writable per the caller's guarantee; written before the
+                // call can complete.
+                unsafe { *call_id_out = id };
+            }
+        })?;
+        Ok(())
+    })
+}
+
+/// Cancels a call in flight (§7): the server is told, and `done` fires promptly with `TN_OK`
+/// and an isError result saying it was cancelled. An unknown or finished id:
+/// `TN_ERR_NOT_FOUND`.
+///
+/// # Safety
+/// `client` is any value (a handle, not dereferenced).
+#[no_mangle]
+pub unsafe extern "C" fn tn_call_cancel(client: *mut tn_client, call_id: u64) -> tn_status {
+    guard("tn_call_cancel", || {
+        client::lookup(client)?.cancel_call(call_id)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_checked() {
+        assert_eq!(parse_options(None).unwrap(), None);
+        assert_eq!(
+            parse_options(Some(r#"{"timeoutMs":250,"other":1}"#)).unwrap(),
+            Some(Duration::from_millis(250))
+        );
+        for bad in [
+            r#"{"timeoutMs":0}"#,
+            r#"{"timeoutMs":-5}"#,
+            r#"{"timeoutMs":1.5}"#,
+            r#"{"timeoutMs":"9"}"#,
+            "[]",
+        ] {
+            let e = parse_options(Some(bad)).unwrap_err();
+            assert_eq!(e.kind, crate::error::ErrorKind::InvalidArgument, "{bad}");
+        }
+        assert_eq!(
+            parse_options(Some("nope")).unwrap_err().kind,
+            crate::error::ErrorKind::InvalidJson
+        );
+    }
+}
