@@ -51,6 +51,11 @@ RESOLVER = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_void_p)
 
 _OUT = POINTER(c_void_p)
 
+# void (*tn_call_done_fn)(void *user_data, tn_status status, const char *result_json)
+DONE = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
+# void (*tn_progress_fn)(void *user_data, const char *progress_json)
+PROGRESS = CFUNCTYPE(None, c_void_p, c_char_p)
+
 # A NULL resolver (where the C API allows resolver == NULL).
 NULL_RESOLVER = RESOLVER()
 
@@ -84,6 +89,9 @@ SIGNATURES = {
     "tn_call_tool": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
     "tn_disconnect": (None, [c_void_p]),
     "tn_sanitize_name": (c_int32, [c_char_p, _OUT]),
+    "tn_call_tool_async": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, DONE, PROGRESS, c_void_p,
+                                     POINTER(ctypes.c_uint64)]),
+    "tn_call_cancel": (c_int32, [c_void_p, ctypes.c_uint64]),
     # Debug-only test hook (c-api.md "Debug-only"): panics inside the guard, returns
     # TN_ERR_PANIC. Exported by debug builds alone; missing from a release build.
     "tn_debug_force_panic": (c_int32, [c_char_p]),
@@ -284,6 +292,15 @@ class Client:
             return status, out.decode("utf-8")
         return status, last_error() or ""
 
+    def start(self, name, args=None, options=None, progress=True):
+        """tn_call_tool_async -> an AsyncCall (status != TN_OK: its `status` and `error`)."""
+        return AsyncCall(self, name, args, options, progress)
+
+    def cancel(self, call_id):
+        """tn_call_cancel -> (status, last error message)."""
+        status = lib().tn_call_cancel(self.handle, call_id)
+        return status, (last_error() or "") if status != TN_OK else ""
+
     def result(self, name, args=None):
         """tn_call_tool that must return TN_OK: the ToolResult JSON text."""
         status, text = self.call(name, args)
@@ -317,3 +334,37 @@ class Client:
 
     def __exit__(self, *exc):
         self.disconnect()
+
+
+class AsyncCall:
+    """One tn_call_tool_async: records every done and progress callback (with the thread
+    each ran on), keeps its CFUNCTYPE objects alive, and waits for done."""
+
+    def __init__(self, client, name, args, options, progress):
+        self.done_calls = []      # (status, result text or None, thread ident)
+        self.progress = []        # (progress JSON, thread ident, done already fired?)
+        self._event = threading.Event()
+        self._done_c = DONE(self._on_done)
+        self._progress_c = PROGRESS(self._on_progress) if progress else PROGRESS()
+        self.id = ctypes.c_uint64(99)
+        self.status = lib().tn_call_tool_async(client.handle, _arg(name), _arg(args), _arg(options),
+                                               self._done_c, self._progress_c, None, byref(self.id))
+        self.error = last_error() if self.status != TN_OK else None
+        self.call_id = self.id.value
+
+    def _on_done(self, _ud, status, result):
+        try:
+            self.done_calls.append((status, result.decode() if result else None, threading.get_ident()))
+        finally:
+            self._event.set()
+
+    def _on_progress(self, _ud, progress):
+        self.progress.append((progress.decode(), threading.get_ident(), self._event.is_set()))
+
+    def wait(self, timeout=30):
+        """The ToolResult text once done fired (AssertionError when it did not in time)."""
+        if not self._event.wait(timeout):
+            raise AssertionError("done did not fire within %s s" % timeout)
+        status, result, _ = self.done_calls[0]
+        assert status == TN_OK, status
+        return result
