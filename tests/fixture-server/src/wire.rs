@@ -1,7 +1,7 @@
 //! HTTP mode: the wire. Request heads and bodies (Content-Length or
 //! chunked), response heads, and SSE events as HTTP chunks.
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 
 // ---------------------------------------------------------------------------
@@ -23,6 +23,13 @@ pub struct Req {
     pub close: bool,
     pub expect_continue: bool,
     pub body: Vec<u8>,
+}
+
+/// Whether `hay` contains the ASCII-lowercase `needle`, ignoring ASCII case.
+fn contains_ci(hay: &str, needle: &str) -> bool {
+    hay.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 fn bad_input(msg: &str) -> io::Error {
@@ -88,13 +95,12 @@ pub fn read_head(r: &mut BufReader<TcpStream>, q: &mut Req, line: &mut String) -
         if is("content-length") {
             q.content_length = value.parse().map_err(|_| bad_input("bad length"))?;
         } else if is("transfer-encoding") {
-            q.chunked = value.to_ascii_lowercase().contains("chunked");
+            q.chunked = contains_ci(value, "chunked");
         } else if is("accept") {
-            let v = value.to_ascii_lowercase();
-            q.accept_json |= v.contains("application/json");
-            q.accept_sse |= v.contains("text/event-stream");
+            q.accept_json |= contains_ci(value, "application/json");
+            q.accept_sse |= contains_ci(value, "text/event-stream");
         } else if is("content-type") {
-            q.json_body = value.to_ascii_lowercase().contains("application/json");
+            q.json_body = contains_ci(value, "application/json");
         } else if is("mcp-session-id") {
             q.session = Some(value.to_owned());
         } else if is("mcp-protocol-version") {
@@ -102,10 +108,9 @@ pub fn read_head(r: &mut BufReader<TcpStream>, q: &mut Req, line: &mut String) -
         } else if is("last-event-id") {
             q.last_event_id = Some(value.to_owned());
         } else if is("connection") {
-            let v = value.to_ascii_lowercase();
-            if v.contains("close") {
+            if contains_ci(value, "close") {
                 q.close = true;
-            } else if v.contains("keep-alive") {
+            } else if contains_ci(value, "keep-alive") {
                 q.close = false;
             }
         } else if is("expect") {
@@ -159,7 +164,7 @@ fn reason(code: u16) -> &'static str {
 /// Status line and the headers every response has.
 pub fn head(w: &mut Vec<u8>, code: u16, session: Option<&str>, close: bool) {
     w.clear();
-    w.extend_from_slice(format!("HTTP/1.1 {code} {}\r\n", reason(code)).as_bytes());
+    let _ = write!(w, "HTTP/1.1 {code} {}\r\n", reason(code));
     if let Some(id) = session {
         w.extend_from_slice(b"Mcp-Session-Id: ");
         w.extend_from_slice(id.as_bytes());
@@ -180,9 +185,9 @@ pub fn sse_head(w: &mut Vec<u8>, session: Option<&str>, close: bool) {
 /// Finish the head with a body of `len` bytes (content type if any).
 pub fn body_head(w: &mut Vec<u8>, content_type: Option<&str>, len: usize) {
     if let Some(ct) = content_type {
-        w.extend_from_slice(format!("Content-Type: {ct}\r\n").as_bytes());
+        let _ = write!(w, "Content-Type: {ct}\r\n");
     }
-    w.extend_from_slice(format!("Content-Length: {len}\r\n\r\n").as_bytes());
+    let _ = write!(w, "Content-Length: {len}\r\n\r\n");
 }
 
 pub fn trim_nl(line: &[u8]) -> &[u8] {
@@ -195,9 +200,9 @@ pub fn trim_nl(line: &[u8]) -> &[u8] {
 
 /// Append one HTTP chunk holding `event: message`, `id:` and `data:` (one line).
 pub fn event_chunk(out: &mut Vec<u8>, event_id: u64, data: &[u8]) {
-    let id = event_id.to_string();
-    let len = "event: message\nid: ".len() + id.len() + "\ndata: ".len() + data.len() + 2;
-    out.extend_from_slice(format!("{len:x}\r\nevent: message\nid: {id}\ndata: ").as_bytes());
+    let id_len = event_id.checked_ilog10().unwrap_or(0) as usize + 1;
+    let len = "event: message\nid: ".len() + id_len + "\ndata: ".len() + data.len() + 2;
+    let _ = write!(out, "{len:x}\r\nevent: message\nid: {event_id}\ndata: ");
     out.extend_from_slice(data);
     out.extend_from_slice(b"\n\n\r\n");
 }
