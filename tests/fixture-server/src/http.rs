@@ -1,0 +1,388 @@
+//! HTTP mode: MCP streamable HTTP (2025-11-25) on `/mcp`, one thread per
+//! connection, HTTP/1.1 keep-alive.
+//!
+//! A POST's answer is `application/json`, unless something else has to go
+//! out first (a server request tied to the call, a notification) or
+//! `--sse-all` is given: then the answer is a `text/event-stream` (chunked,
+//! a priming event first) that ends after the response. Server requests tied
+//! to no client request go only on the standalone GET stream and are dropped
+//! when none is open, as the TypeScript SDK's transport does.
+
+use crate::opts;
+use crate::out::error_line;
+use crate::post::{Mode, PostOut, PostState};
+use crate::proto::{self, Msg};
+use crate::session::{self, log_request, EventStream, LogEntry, Session};
+use crate::tools::run_blocking_tool;
+use crate::wire::{body_head, head, priming_chunk, read_body, read_head, sse_head, trim_nl, Req};
+use serde_json::Value;
+use std::cell::RefCell;
+use std::io::{self, BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+const SUPPORTED_VERSIONS: &[&str] = &[
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+    "2024-10-07",
+];
+
+pub fn run(addr: &str) -> ! {
+    if let Some(path) = &opts().log {
+        if let Err(e) = session::open_log(path) {
+            eprintln!("fixture: cannot open log {path:?}: {e}");
+            process::exit(2);
+        }
+    }
+    let listener = TcpListener::bind(addr).unwrap_or_else(|e| {
+        eprintln!("fixture: cannot listen on {addr}: {e}");
+        process::exit(2);
+    });
+    let local = listener.local_addr().unwrap_or_else(|e| {
+        eprintln!("fixture: no local address: {e}");
+        process::exit(2);
+    });
+    {
+        let mut out = io::stdout().lock();
+        let _ = writeln!(out, "listening on http://{local}/mcp").and_then(|()| out.flush());
+    }
+    for conn in listener.incoming() {
+        match conn {
+            Ok(sock) => {
+                let spawned = thread::Builder::new()
+                    .name("conn".into())
+                    .spawn(move || Conn::new(sock).serve());
+                if let Err(e) = spawned {
+                    eprintln!("fixture: spawn failed: {e}");
+                }
+            }
+            Err(e) => eprintln!("fixture: accept: {e}"),
+        }
+    }
+    process::exit(0)
+}
+
+// ---------------------------------------------------------------------------
+// One connection
+// ---------------------------------------------------------------------------
+
+struct Conn {
+    reader: BufReader<TcpStream>,
+    req: Req,
+    line: String,
+    /// Response bytes.
+    w: Vec<u8>,
+    /// Message bytes.
+    buf: Vec<u8>,
+}
+
+impl Conn {
+    fn new(sock: TcpStream) -> Self {
+        let _ = sock.set_nodelay(true);
+        Conn {
+            reader: BufReader::with_capacity(16 * 1024, sock),
+            req: Req::default(),
+            line: String::new(),
+            w: Vec::with_capacity(4096),
+            buf: Vec::with_capacity(4096),
+        }
+    }
+
+    fn sock(&self) -> &TcpStream {
+        self.reader.get_ref()
+    }
+
+    fn serve(mut self) {
+        loop {
+            match read_head(&mut self.reader, &mut self.req, &mut self.line) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    if e.kind() == io::ErrorKind::InvalidData {
+                        self.simple(400, None, b"");
+                    }
+                    return;
+                }
+            }
+            if self.req.expect_continue {
+                let _ = self.sock().write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+            }
+            if read_body(&mut self.reader, &mut self.req, &mut self.line).is_err() {
+                return;
+            }
+            let keep = if self.req.path != "/mcp" {
+                self.simple(404, None, b"");
+                true
+            } else {
+                match self.req.method.as_str() {
+                    "POST" => self.post(),
+                    "GET" => self.get(),
+                    "DELETE" => self.delete(),
+                    _ => {
+                        self.log(None, None, None);
+                        self.simple(405, Some("Allow: GET, POST, DELETE\r\n"), b"");
+                        true
+                    }
+                }
+            };
+            if !keep || self.req.close {
+                return;
+            }
+            if self.req.body.capacity() > (1 << 20) {
+                self.req.body = Vec::new();
+            }
+        }
+    }
+
+    fn write(&self, bytes: &[u8]) -> bool {
+        let mut s = self.sock();
+        s.write_all(bytes).is_ok()
+    }
+
+    /// A response with an optional extra header line and a body (JSON if not empty).
+    fn simple(&mut self, code: u16, extra: Option<&str>, body: &[u8]) {
+        let mut w = std::mem::take(&mut self.w);
+        head(&mut w, code, None, self.req.close);
+        if let Some(h) = extra {
+            w.extend_from_slice(h.as_bytes());
+        }
+        body_head(
+            &mut w,
+            (!body.is_empty()).then_some("application/json"),
+            body.len(),
+        );
+        w.extend_from_slice(body);
+        self.write(&w);
+        self.w = w;
+    }
+
+    /// An error response whose body is a JSON-RPC error.
+    fn rpc_error(&mut self, code: u16, rpc_code: i64, message: &str) {
+        let mut b = std::mem::take(&mut self.buf);
+        error_line(&mut b, &Value::Null, rpc_code, message);
+        self.simple(code, None, trim_nl(&b));
+        self.buf = b;
+    }
+
+    fn log(&self, rpc: Option<&str>, id: Option<&Value>, kind: Option<&str>) {
+        let q = &self.req;
+        log_request(&LogEntry {
+            http: &q.method,
+            rpc,
+            id,
+            kind,
+            session: q.session.as_deref(),
+            protocol_version: q.protocol.as_deref(),
+            last_event_id: q.last_event_id.as_deref(),
+        });
+    }
+
+    /// The session the request names: 400 without one, 404 for an unknown one.
+    fn session(&mut self) -> Option<Arc<Session>> {
+        let Some(id) = self.req.session.as_deref() else {
+            self.rpc_error(
+                400,
+                -32000,
+                "Bad Request: Mcp-Session-Id header is required",
+            );
+            return None;
+        };
+        match session::find(id) {
+            Some(s) => Some(s),
+            None => {
+                self.rpc_error(404, -32001, "Session not found");
+                None
+            }
+        }
+    }
+
+    fn post(&mut self) -> bool {
+        let batch = self.req.body.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'[');
+        let msg = proto::parse_message(&self.req.body);
+        match &msg {
+            Msg::Request { method, id, .. } => self.log(Some(method), Some(id), Some("request")),
+            Msg::Notification { method, .. } => self.log(Some(method), None, Some("notification")),
+            Msg::Response(m) => self.log(None, m.get("id"), Some("response")),
+            Msg::Invalid(id) => self.log(None, Some(id), None),
+            Msg::Neither | Msg::Bad => self.log(None, None, None),
+        }
+        if !(self.req.accept_json && self.req.accept_sse) {
+            let m =
+                "Not Acceptable: Client must accept both application/json and text/event-stream";
+            self.rpc_error(406, -32000, m);
+            return true;
+        }
+        if !self.req.json_body {
+            let m = "Unsupported Media Type: Content-Type must be application/json";
+            self.rpc_error(415, -32000, m);
+            return true;
+        }
+        let session = match &msg {
+            Msg::Request { method, .. } if method == "initialize" => session::create(),
+            Msg::Bad if batch => {
+                self.rpc_error(400, -32600, "Invalid Request: batches are not supported");
+                return true;
+            }
+            Msg::Bad => {
+                self.rpc_error(400, -32700, "Parse error: Invalid JSON");
+                return true;
+            }
+            _ => match self.session() {
+                Some(s) => s,
+                None => return true,
+            },
+        };
+        if let Some(v) = self.req.protocol.as_deref() {
+            if !SUPPORTED_VERSIONS.contains(&v) {
+                let m = format!(
+                    "Bad Request: Unsupported protocol version: {v} (supported versions: {})",
+                    SUPPORTED_VERSIONS.join(", ")
+                );
+                self.rpc_error(400, -32000, &m);
+                return true;
+            }
+        }
+        match msg {
+            Msg::Request { method, id, params } => self.call(&session, &method, id, params),
+            Msg::Notification { method, params } => {
+                proto::notification(&session.state, &method, params);
+                self.simple(202, None, b"");
+                true
+            }
+            Msg::Response(m) => {
+                session.pending.route(m);
+                self.simple(202, None, b"");
+                true
+            }
+            Msg::Invalid(_) | Msg::Neither | Msg::Bad => {
+                self.rpc_error(400, -32600, "Invalid Request");
+                true
+            }
+        }
+    }
+
+    /// Serve a request on this POST; false when the connection must close.
+    fn call(&mut self, session: &Session, method: &str, id: Value, params: Option<Value>) -> bool {
+        let out = PostOut {
+            sock: self.reader.get_ref(),
+            session,
+            close: self.req.close,
+            st: RefCell::new(PostState {
+                mode: Mode::Undecided,
+                w: std::mem::take(&mut self.w),
+                broken: false,
+            }),
+        };
+        let body = &self.req.body;
+        if let Some(b) = proto::request(
+            &out,
+            &session.state,
+            &mut self.buf,
+            method,
+            id,
+            params,
+            body,
+        ) {
+            run_blocking_tool(&out, b.id, &b.name, b.args);
+        }
+        let st = out.st.into_inner();
+        self.w = st.w;
+        if st.broken {
+            return false;
+        }
+        if st.mode != Mode::Done {
+            // No answer (a silent tool): hold the request open until the client leaves.
+            let _ = self.reader.fill_buf();
+            return false;
+        }
+        true
+    }
+
+    fn get(&mut self) -> bool {
+        self.log(None, None, None);
+        if !self.req.accept_sse {
+            let m = "Not Acceptable: Client must accept text/event-stream";
+            self.rpc_error(406, -32000, m);
+            return true;
+        }
+        let Some(session) = self.session() else {
+            return true;
+        };
+        if let Some(code) = opts().get_status {
+            let allow = (code == 405).then_some("Allow: POST, DELETE\r\n");
+            self.simple(code, allow, b"");
+            return true;
+        }
+        let Ok(clone) = self.sock().try_clone() else {
+            return false;
+        };
+        let stream = Arc::new(EventStream::new(clone));
+        let mut w = std::mem::take(&mut self.w);
+        sse_head(&mut w, Some(&session.id), false);
+        priming_chunk(&mut w, session.next_event_id(), opts().get_retry);
+        let attached = session.attach_get(&stream, &w);
+        self.w = w;
+        if !attached {
+            let m = "Conflict: Only one SSE stream is allowed per session";
+            self.rpc_error(409, -32000, m);
+            return true;
+        }
+        self.hold_get(&session, &stream)
+    }
+
+    /// Wait while the standalone GET stream is open: until the client goes
+    /// away, `--get-close-after-ms` passes, or the client sends its next request.
+    fn hold_get(&mut self, session: &Session, stream: &Arc<EventStream>) -> bool {
+        let deadline = opts()
+            .get_close_after_ms
+            .map(|ms| Instant::now() + Duration::from_millis(ms));
+        let keep = loop {
+            let timeout = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => break true,
+                },
+                None => None,
+            };
+            if self.sock().set_read_timeout(timeout).is_err() {
+                break false;
+            }
+            match self.reader.fill_buf() {
+                Ok([]) => {
+                    session.detach_get(stream);
+                    stream.abandon();
+                    return false;
+                }
+                Ok(_) => break true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    break true
+                }
+                Err(_) => break false,
+            }
+        };
+        session.detach_get(stream);
+        stream.end();
+        keep && self.sock().set_read_timeout(None).is_ok()
+    }
+
+    fn delete(&mut self) -> bool {
+        self.log(None, None, None);
+        let Some(session) = self.session() else {
+            return true;
+        };
+        session::remove(&session.id);
+        self.simple(200, None, b"");
+        true
+    }
+}
