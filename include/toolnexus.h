@@ -20,6 +20,14 @@
 #define TN_DEFERRED 1
 
 /*
+ 'SUSP': suspend this question durably (contract §6). Counts only for an MRTR or -32042
+ question; for a legacy `elicitation/create`, an OAuth login or `tn_server_request_response`
+ it is cancel. An answer given before returning it stands; after a suspension the responder
+ is closed.
+ */
+#define TN_SUSPEND 1398100816
+
+/*
  Opaque client handle.
  */
 typedef struct tn_client tn_client;
@@ -247,6 +255,27 @@ tn_status tn_call_tool_async(tn_client *client, const char *name, const char *ar
  `client` is any value (a handle, not dereferenced).
  */
 tn_status tn_call_cancel(tn_client *client, uint64_t call_id);
+
+/*
+ Continues a call whose result carried `metadata.pending` (contract §6): `resume_token` is
+ that pending's `resume`, `answers_json` `{"<Request id>": <§10 Answer>, …}`. Same result
+ contract as `tn_call_tool`; it may return another pending. A malformed token or a key that
+ is no Request id of it: `TN_ERR_INVALID_ARGUMENT`; its server unknown, failed, disabled, or
+ the tool filtered out: `TN_ERR_NOT_FOUND`.
+
+ # Safety
+ `resume_token` and `answers_json` are NULL or NUL-terminated strings; `result_json_out` is
+ NULL or writable. `client` is any value (a handle).
+ */
+tn_status tn_call_tool_resume(tn_client *client, const char *resume_token, const char *answers_json, char **result_json_out);
+
+/*
+ [`tn_call_tool_resume`], asynchronously: the rules of `tn_call_tool_async`.
+
+ # Safety
+ As for `tn_call_tool_resume` and `tn_call_tool_async`.
+ */
+tn_status tn_call_tool_resume_async(tn_client *client, const char *resume_token, const char *answers_json, const char *options_json, tn_call_done_fn done, tn_progress_fn progress, void *user_data, uint64_t *call_id_out);
 
 #ifdef __cplusplus
 }  // extern "C"

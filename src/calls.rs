@@ -43,6 +43,8 @@ pub(crate) struct CallState {
     /// The JSON-RPC id of the request in flight (0: none yet).
     request: AtomicU64,
     conn: Mutex<Option<Arc<Conn>>>,
+    /// The open questions of the current MRTR / -32042 round: a cancel closes them (§7).
+    questions: Mutex<Vec<crate::responder::Token>>,
 }
 
 impl CallState {
@@ -53,6 +55,24 @@ impl CallState {
         if self.phase.load(Ordering::SeqCst) == CANCELLED {
             conn.cancel_request(id);
         }
+    }
+
+    /// Whether a cancel ended the call.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.phase.load(Ordering::SeqCst) == CANCELLED
+    }
+
+    /// A question of the current round is open (a cancel closes it).
+    pub(crate) fn add_question(&self, token: crate::responder::Token) {
+        lock(&self.questions).push(token);
+        if self.is_cancelled() {
+            crate::responder::cancel(token, "the call was cancelled");
+        }
+    }
+
+    /// The round's questions are answered.
+    pub(crate) fn clear_questions(&self) {
+        lock(&self.questions).clear();
     }
 
     /// The request in flight, or the last one.
@@ -82,6 +102,9 @@ impl CallState {
         let conn = lock(&self.conn).clone();
         if let (true, Some(conn)) = (id != 0, conn) {
             conn.cancel_request(id);
+        }
+        for t in std::mem::take(&mut *lock(&self.questions)) {
+            crate::responder::cancel(t, "the call was cancelled");
         }
         true
     }

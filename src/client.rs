@@ -50,6 +50,13 @@ pub struct Client {
     calls: Arc<crate::calls::Calls>,
 }
 
+/// How a resumed call goes on.
+enum Resumed {
+    From(crate::session::Start),
+    /// It ends with this result, nothing sent.
+    Done(String),
+}
+
 /// What `done` is handed: the ToolResult JSON (§1).
 pub type Done = Box<dyn FnOnce(String) + Send>;
 /// What `progress` is handed: `{"progress":n,"total":n?,"message":"…"?}` (§7).
@@ -217,6 +224,16 @@ impl Client {
                         }
                     }
                     m.insert(
+                        "era".into(),
+                        Value::String(
+                            match session.era {
+                                crate::transport::Era::Legacy => "legacy",
+                                crate::transport::Era::Modern => "modern",
+                            }
+                            .into(),
+                        ),
+                    );
+                    m.insert(
                         "protocolVersion".into(),
                         Value::String(session.protocol_version.clone()),
                     );
@@ -285,8 +302,31 @@ impl Client {
         on_id: impl FnOnce(u64),
     ) -> Result<u64> {
         let (session, remote, args) = self.target(name, args_json)?;
-        let session = session.clone();
-        let (remote, args) = (remote.to_string(), args.into_owned());
+        self.spawn_call(
+            session.clone(),
+            remote.to_string(),
+            args.into_owned(),
+            Resumed::From(crate::session::Start::default()),
+            timeout,
+            done,
+            progress,
+            on_id,
+        )
+    }
+
+    /// Runs a call on a pool thread (§7): `done` exactly once with its result.
+    #[allow(clippy::too_many_arguments)]
+    fn spawn_call(
+        &self,
+        session: Arc<Session>,
+        remote: String,
+        args: String,
+        next: Resumed,
+        timeout: Option<std::time::Duration>,
+        done: Done,
+        progress: Option<Progress>,
+        on_id: impl FnOnce(u64),
+    ) -> Result<u64> {
         let (id, state) = self.calls.register().ok_or_else(closed)?;
         on_id(id);
         let calls = self.calls.clone();
@@ -302,7 +342,11 @@ impl Client {
                 progress: Some(&sink),
                 state: Some(&state),
             };
-            let result = session.call(&remote, &args, &ctl).unwrap_or_else(|| {
+            let result = match next {
+                Resumed::Done(r) => Some(r),
+                Resumed::From(start) => session.call_from(&remote, &args, &ctl, start),
+            }
+            .unwrap_or_else(|| {
                 crate::shape::failure(&format!("{}: disconnected", session.spec.name))
             });
             crate::calls::as_callback(client, || done(result));
@@ -316,6 +360,126 @@ impl Client {
             ));
         }
         Ok(id)
+    }
+
+    /// Continues a suspended call (§6, c-api.md "Suspended calls") from its resume token and
+    /// the host's answers, on this thread.
+    pub fn resume(&self, resume_token: &str, answers_json: &str) -> Result<String> {
+        let (session, resume, next) = self.resume_target(resume_token, answers_json)?;
+        let start = match next {
+            Resumed::From(start) => start,
+            Resumed::Done(result) => return Ok(result),
+        };
+        if crate::live_bridge::in_own_resolver(&session.conn) {
+            return Err(Error::new(
+                ErrorKind::Reentrant,
+                format!(
+                    "tn_call_tool_resume on server `{}` from inside its own inline resolver would deadlock",
+                    session.spec.name
+                ),
+            ));
+        }
+        session
+            .call_from(
+                &resume.tool,
+                &resume.arguments,
+                &crate::session::CallCtl::PLAIN,
+                start,
+            )
+            .ok_or_else(closed)
+    }
+
+    /// [`Client::resume`], asynchronously: the rules of [`Client::call_tool_async`].
+    pub fn resume_async(
+        &self,
+        resume_token: &str,
+        answers_json: &str,
+        timeout: Option<std::time::Duration>,
+        done: Done,
+        progress: Option<Progress>,
+        on_id: impl FnOnce(u64),
+    ) -> Result<u64> {
+        let (session, resume, next) = self.resume_target(resume_token, answers_json)?;
+        self.spawn_call(
+            session,
+            resume.tool,
+            resume.arguments,
+            next,
+            timeout,
+            done,
+            progress,
+            on_id,
+        )
+    }
+
+    /// The session a resume token names, the token, and how the call goes on (c-api.md
+    /// "Suspended calls": a foreign server or filtered tool is NotFound; an era that changed
+    /// ends the call with nothing sent).
+    fn resume_target(
+        &self,
+        resume_token: &str,
+        answers_json: &str,
+    ) -> Result<(Arc<Session>, crate::session::Resume, Resumed)> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(closed());
+        }
+        let resume = crate::session::decode_resume(resume_token)?;
+        let Some(server) = self.servers.iter().find(|s| s.name == resume.server) else {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!(
+                    "the resume token names server `{}`, which this client does not have",
+                    resume.server
+                ),
+            ));
+        };
+        let session = match &server.state {
+            State::Connected(s) => s.clone(),
+            State::Disabled => {
+                return Err(Error::new(
+                    ErrorKind::NotFound,
+                    format!("the resume token's server `{}` is disabled", server.name),
+                ))
+            }
+            State::Failed(why) => {
+                return Err(Error::new(
+                    ErrorKind::NotFound,
+                    format!("the resume token's server `{}` failed: {why}", server.name),
+                ))
+            }
+        };
+        if !session.spec.tools.allows(&resume.tool) {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!(
+                    "the resume token's tool `{}` of server `{}` is filtered out by the config",
+                    resume.tool, server.name
+                ),
+            ));
+        }
+        let next = if session.era != resume.era
+            || session.protocol_version != resume.protocol_version
+        {
+            Resumed::Done(crate::shape::failure(&format!(
+                "server `{}`: tools/call `{}` cannot be resumed: the server now speaks protocol {} ({}), the call was suspended under {}; nothing was sent",
+                server.name,
+                resume.tool,
+                session.protocol_version,
+                if session.era == crate::transport::Era::Modern { "modern" } else { "legacy" },
+                resume.protocol_version
+            )))
+        } else {
+            match resume.answers(answers_json)? {
+                crate::session::Continue::From(start) => Resumed::From(start),
+                crate::session::Continue::Fails(why) => {
+                    Resumed::Done(crate::shape::failure(&format!(
+                        "server `{}`: tools/call `{}` failed: {why}",
+                        server.name, resume.tool
+                    )))
+                }
+            }
+        };
+        Ok((session, resume, next))
     }
 
     /// Cancels call `id` (§7): Ok when this is what ends it (its done then carries the

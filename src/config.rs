@@ -10,6 +10,8 @@ use std::time::Duration;
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
 /// Default bound on one resolver answer (§4).
 pub(crate) const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_millis(600_000);
+/// Default bound on the era probe (§6).
+pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_millis(3_000);
 /// Default bound on one call in all, however often it reports progress (§7).
 pub(crate) const DEFAULT_MAX_TOTAL_TIMEOUT: Duration = Duration::from_millis(3_600_000);
 /// Default cap on one inbound message (§5).
@@ -69,6 +71,18 @@ impl ToolFilter {
     }
 }
 
+/// The `protocol` config key (§6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// Probe: MCP 2026-07-28 first, then the `initialize` handshake.
+    #[default]
+    Auto,
+    /// Only the `initialize` handshake (2024-11-05 … 2025-11-25).
+    Legacy,
+    /// Only MCP 2026-07-28; never falls back.
+    Modern,
+}
+
 /// One usable server entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerSpec {
@@ -80,6 +94,10 @@ pub struct ServerSpec {
     pub elicitation_timeout: Duration,
     /// Bounds one call in all: progress restarts `timeout`, never this (§7).
     pub max_total_timeout: Duration,
+    /// Which protocol era to speak (§6); `auto` probes.
+    pub protocol: Protocol,
+    /// Bounds the era probe (`probeTimeoutMs`, §6).
+    pub probe_timeout: Duration,
     pub tools: ToolFilter,
     pub max_message_bytes: usize,
 }
@@ -195,6 +213,19 @@ fn parse_entry_inner(name: &str, v: &Value) -> std::result::Result<Entry, String
         elicitation_timeout: millis(o, "elicitationTimeout")?
             .unwrap_or(DEFAULT_ELICITATION_TIMEOUT),
         max_total_timeout: millis(o, "maxTotalTimeout")?.unwrap_or(DEFAULT_MAX_TOTAL_TIMEOUT),
+        protocol: match o.get("protocol") {
+            None | Some(Value::Null) => Protocol::Auto,
+            Some(Value::String(p)) if p == "auto" => Protocol::Auto,
+            Some(Value::String(p)) if p == "legacy" => Protocol::Legacy,
+            Some(Value::String(p)) if p == "modern" => Protocol::Modern,
+            Some(other) => {
+                return Err(format!(
+                    "`protocol` must be \"auto\", \"legacy\" or \"modern\", got {}",
+                    crate::json::to_text(other)
+                ))
+            }
+        },
+        probe_timeout: millis(o, "probeTimeoutMs")?.unwrap_or(DEFAULT_PROBE_TIMEOUT),
         tools: parse_tools(o)?,
         max_message_bytes: match o.get("maxMessageBytes") {
             None | Some(Value::Null) => DEFAULT_MAX_MESSAGE_BYTES,

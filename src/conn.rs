@@ -6,7 +6,7 @@
 use crate::clock::PauseClock;
 use crate::jsonrpc::{self, Inbound, LineKind};
 use crate::live_bridge::LiveBridge;
-use crate::transport::{OutKind, Outgoing, Transport};
+use crate::transport::{OutKind, Outgoing, Routing, Transport};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -108,6 +108,35 @@ impl Waiter {
     }
 }
 
+/// One request to send: its method and params, and how the caller waits for it.
+#[derive(Clone, Copy)]
+pub(crate) struct Req<'a> {
+    pub(crate) method: &'a str,
+    pub(crate) params_json: Option<&'a str>,
+    pub(crate) limits: Limits,
+    /// The call's progressToken, routed to this request while it is in flight (§7).
+    pub(crate) progress_token: Option<u64>,
+    pub(crate) sink: ProgressSink<'a>,
+    /// Learns the request id before the request is sent (a cancel can then reach it).
+    pub(crate) started: &'a dyn Fn(u64),
+    pub(crate) routing: Option<&'a Routing>,
+}
+
+impl<'a> Req<'a> {
+    /// A request bounded by one phase timeout, without progress or routing.
+    pub(crate) fn plain(method: &'a str, params_json: Option<&'a str>, timeout: Duration) -> Self {
+        Req {
+            method,
+            params_json,
+            limits: Limits::phase(timeout),
+            progress_token: None,
+            sink: None,
+            started: &|_| {},
+            routing: None,
+        }
+    }
+}
+
 /// What a caller does with the progress notifications of its request (§7).
 pub(crate) type ProgressSink<'a> = Option<&'a (dyn Fn(&str) + Sync)>;
 
@@ -179,6 +208,7 @@ impl Conn {
         self.send(&Outgoing {
             text,
             kind: OutKind::Response,
+            routing: None,
         })
     }
 
@@ -201,6 +231,7 @@ impl Conn {
                 method,
                 ordered: false,
             },
+            routing: None,
         })
     }
 
@@ -213,6 +244,7 @@ impl Conn {
                 method,
                 ordered: true,
             },
+            routing: None,
         })
     }
 
@@ -279,15 +311,16 @@ impl Conn {
     /// (§4 "Capability": the call's output then says so). With a `progress_token`, the
     /// server's progress notifications for it restart the idle timeout and go to `sink`, on
     /// this thread (§7). `started` learns the request id before the request is sent.
-    pub(crate) fn request(
-        &self,
-        method: &str,
-        params_json: Option<&str>,
-        limits: Limits,
-        progress_token: Option<u64>,
-        sink: ProgressSink<'_>,
-        started: &dyn Fn(u64),
-    ) -> (Reply, bool) {
+    pub(crate) fn request(&self, r: &Req<'_>) -> (Reply, bool) {
+        let Req {
+            method,
+            params_json,
+            limits,
+            progress_token,
+            sink,
+            started,
+            routing,
+        } = *r;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let clock = self
             .per_call_clock
@@ -316,6 +349,7 @@ impl Conn {
         let sent = self.send(&Outgoing {
             text: &text,
             kind: OutKind::Request { id, method },
+            routing,
         });
         let reply = match sent {
             Err(e) => {
@@ -341,16 +375,7 @@ impl Conn {
         params_json: Option<&str>,
         timeout: Duration,
     ) -> Result<Value, RequestError> {
-        let line = self
-            .request(
-                method,
-                params_json,
-                Limits::phase(timeout),
-                None,
-                None,
-                &|_| {},
-            )
-            .0?;
+        let line = self.request(&Req::plain(method, params_json, timeout)).0?;
         jsonrpc::result_value(&line).map_err(RequestError::Rpc)
     }
 

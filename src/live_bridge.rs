@@ -26,6 +26,7 @@ thread_local! {
 }
 
 /// The host's resolver and its bounds, when one is registered.
+#[derive(Clone)]
 pub(crate) struct LiveBridge {
     pub(crate) resolver: Arc<dyn Resolver>,
     pub(crate) elicitation_timeout: Duration,
@@ -160,8 +161,117 @@ fn elicit(
             responder::cancel(token, "the resolver returned TN_RESOLVED without answering");
         }
         ResolverReturn::Deferred => {}
+        ResolverReturn::Suspend => {
+            // A legacy elicitation/create holds the call open: it cannot be suspended (§6).
+            responder::cancel(
+                token,
+                "TN_SUSPEND is cancel for an elicitation/create request",
+            );
+        }
         ResolverReturn::Failed(code) => {
             responder::cancel(token, format!("the resolver failed (returned {code})"));
         }
+    }
+}
+
+/// One question of an MRTR round or a -32042 error, asked from the call's own thread (§6; no
+/// reader is blocked): the responder, and where its outcome lands.
+pub(crate) struct Question {
+    pub(crate) token: responder::Token,
+    slot: Arc<Slot>,
+}
+
+/// Where a [`Question`]'s outcome lands: the ElicitResult and why it is a cancel, if it is.
+type Slot = (
+    Mutex<Option<(bridge::ElicitResult, Option<String>)>>,
+    std::sync::Condvar,
+);
+
+/// What the resolver did with a [`Question`].
+#[derive(PartialEq, Eq, Debug)]
+pub(crate) enum Asked {
+    /// Answered, or will be (deferred): [`Question::wait`] gives the outcome.
+    Open,
+    /// `TN_SUSPEND` with no answer given: the responder is closed.
+    Suspended,
+}
+
+impl Question {
+    /// Opens a responder for `request` and hands it to the resolver, bounded by
+    /// `elicitationTimeout`. `url_mode` and `schema` shape the answer as §4 says (SEP-1034).
+    pub(crate) fn ask(
+        conn: &Arc<Conn>,
+        b: &LiveBridge,
+        request: &bridge::Request,
+        url_mode: bool,
+        schema: Option<Value>,
+    ) -> (Question, Asked) {
+        let slot: Arc<Slot> = Arc::default();
+        let s = slot.clone();
+        let c = conn.clone();
+        let timer_key: Arc<Mutex<Option<crate::timer::Key>>> = Arc::new(Mutex::new(None));
+        let tk = timer_key.clone();
+        let token = responder::open(b.owner, request.id.clone(), move |finish| {
+            if let Some(k) = lock(&tk).take() {
+                crate::timer::cancel(k);
+            }
+            let (result, why) = crate::sep1034::live_result(finish, url_mode, schema.as_ref());
+            if let Some(why) = &why {
+                c.set_elicitation_error(why);
+            }
+            *lock(&s.0) = Some((result, why));
+            s.1.notify_all();
+        });
+        let key = crate::timer::schedule(b.elicitation_timeout, move || {
+            responder::cancel(token, "no answer within elicitationTimeout");
+        });
+        *lock(&timer_key) = Some(key);
+        if !responder::is_open(token) {
+            crate::timer::cancel(key);
+        }
+        let q = Question { token, slot };
+        if conn.is_dead() {
+            responder::cancel(token, "the client was disconnected");
+            return (q, Asked::Open);
+        }
+        b.active.fetch_add(1, Ordering::SeqCst);
+        let rc = b.resolver.call(&request.json, token);
+        b.active.fetch_sub(1, Ordering::SeqCst);
+        let asked = match rc {
+            ResolverReturn::Resolved => {
+                responder::cancel(token, "the resolver returned TN_RESOLVED without answering");
+                Asked::Open
+            }
+            ResolverReturn::Deferred => Asked::Open,
+            ResolverReturn::Suspend => {
+                // An answer given before TN_SUSPEND stands; otherwise the responder closes.
+                if responder::cancel(token, "suspended (TN_SUSPEND)") {
+                    Asked::Suspended
+                } else {
+                    Asked::Open
+                }
+            }
+            ResolverReturn::Failed(code) => {
+                responder::cancel(token, format!("the resolver failed (returned {code})"));
+                Asked::Open
+            }
+        };
+        (q, asked)
+    }
+
+    /// The outcome as the ElicitResult to send (§4), once the responder has ended.
+    pub(crate) fn wait(&self) -> bridge::ElicitResult {
+        let mut g = lock(&self.slot.0);
+        loop {
+            if let Some((result, _)) = g.take() {
+                return result;
+            }
+            g = self.slot.1.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Ends the question with cancel when it is still open (a cancelled call, a suspended round).
+    pub(crate) fn close(&self, why: &str) {
+        responder::cancel(self.token, why.to_string());
     }
 }

@@ -146,6 +146,9 @@ mod tests {
 pub enum ResolverReturn {
     Resolved,
     Deferred,
+    /// `TN_SUSPEND`: suspend this question durably (§6); counts only for an MRTR or -32042
+    /// question, elsewhere it is cancel.
+    Suspend,
     Failed(i32),
 }
 
@@ -167,6 +170,7 @@ pub fn resolve_now(resolver: &dyn Resolver, request: &crate::bridge::Request) ->
             "the resolver returned TN_RESOLVED without answering".to_string()
         }
         ResolverReturn::Deferred => "TN_DEFERRED is a failure in the pure function".to_string(),
+        ResolverReturn::Suspend => "TN_SUSPEND is cancel in the pure function".to_string(),
         ResolverReturn::Failed(code) => format!("the resolver failed with code {code}"),
     };
     cancel(token, why);

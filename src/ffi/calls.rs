@@ -3,7 +3,7 @@
 
 use super::client::{self, tn_client};
 use super::guard::{guard, tn_status, TN_OK};
-use super::strings::{opt_str_arg, str_arg, to_cstring};
+use super::strings::{init_out, opt_str_arg, set_out, str_arg, to_cstring};
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::ffi::{c_char, c_void};
@@ -36,6 +36,36 @@ struct HostCall {
 unsafe impl Send for HostCall {}
 // SAFETY: as above; progress and done of one call never run at the same time.
 unsafe impl Sync for HostCall {}
+
+/// The host's `done` and `progress` as the client's callbacks.
+fn host_callbacks(
+    done: tn_call_done_fn,
+    progress: tn_progress_fn,
+    user_data: *mut c_void,
+) -> Result<(crate::client::Done, Option<crate::client::Progress>)> {
+    let done = done.ok_or_else(|| Error::invalid_argument("`done` is NULL"))?;
+    let host = std::sync::Arc::new(HostCall {
+        done,
+        progress,
+        user_data,
+    });
+    let on_progress: Option<crate::client::Progress> = host.progress.map(|_| {
+        let h = host.clone();
+        Box::new(move |p: &str| {
+            let text = to_cstring(p);
+            if let Some(f) = h.progress {
+                // SAFETY: the host's callback with its own user_data and a borrowed string.
+                unsafe { f(h.user_data, text.as_ptr()) };
+            }
+        }) as crate::client::Progress
+    });
+    let on_done: crate::client::Done = Box::new(move |result: String| {
+        let text = to_cstring(&result);
+        // SAFETY: the host's callback with its own user_data and a borrowed string.
+        unsafe { (host.done)(host.user_data, TN_OK, text.as_ptr()) };
+    });
+    Ok((on_done, on_progress))
+}
 
 /// `options_json`: an object; `timeoutMs` a positive integer; unknown keys ignored (§7).
 fn parse_options(text: Option<&str>) -> Result<Option<Duration>> {
@@ -84,29 +114,8 @@ pub unsafe extern "C" fn tn_call_tool_async(
         let args = unsafe { opt_str_arg(args_json, "args_json")? };
         // SAFETY: forwarded caller guarantees.
         let timeout = parse_options(unsafe { opt_str_arg(options_json, "options_json")? })?;
-        let done = done.ok_or_else(|| Error::invalid_argument("`done` is NULL"))?;
+        let (on_done, on_progress) = host_callbacks(done, progress, user_data)?;
         let c = client::lookup(client)?;
-        let host = std::sync::Arc::new(HostCall {
-            done,
-            progress,
-            user_data,
-        });
-        let on_progress: Option<crate::client::Progress> = host.progress.map(|_| {
-            let h = host.clone();
-            Box::new(move |p: &str| {
-                let text = to_cstring(p);
-                if let Some(f) = h.progress {
-                    // SAFETY: the host's callback with its own user_data and a borrowed string.
-                    unsafe { f(h.user_data, text.as_ptr()) };
-                }
-            }) as crate::client::Progress
-        });
-        let h = host.clone();
-        let on_done: crate::client::Done = Box::new(move |result: String| {
-            let text = to_cstring(&result);
-            // SAFETY: the host's callback with its own user_data and a borrowed string.
-            unsafe { (h.done)(h.user_data, TN_OK, text.as_ptr()) };
-        });
         c.call_tool_async(name, args, timeout, on_done, on_progress, |id| {
             if !call_id_out.is_null() {
                 // SAFETY: non-NULL and writable per the caller's guarantee; written before the
@@ -128,6 +137,74 @@ pub unsafe extern "C" fn tn_call_tool_async(
 pub unsafe extern "C" fn tn_call_cancel(client: *mut tn_client, call_id: u64) -> tn_status {
     guard("tn_call_cancel", || {
         client::lookup(client)?.cancel_call(call_id)
+    })
+}
+
+/// Continues a call whose result carried `metadata.pending` (contract §6): `resume_token` is
+/// that pending's `resume`, `answers_json` `{"<Request id>": <§10 Answer>, …}`. Same result
+/// contract as `tn_call_tool`; it may return another pending. A malformed token or a key that
+/// is no Request id of it: `TN_ERR_INVALID_ARGUMENT`; its server unknown, failed, disabled, or
+/// the tool filtered out: `TN_ERR_NOT_FOUND`.
+///
+/// # Safety
+/// `resume_token` and `answers_json` are NULL or NUL-terminated strings; `result_json_out` is
+/// NULL or writable. `client` is any value (a handle).
+#[no_mangle]
+pub unsafe extern "C" fn tn_call_tool_resume(
+    client: *mut tn_client,
+    resume_token: *const c_char,
+    answers_json: *const c_char,
+    result_json_out: *mut *mut c_char,
+) -> tn_status {
+    guard("tn_call_tool_resume", || {
+        // SAFETY: forwarded caller guarantees.
+        unsafe { init_out(result_json_out, "result_json_out")? };
+        // SAFETY: forwarded caller guarantees.
+        let token = unsafe { str_arg(resume_token, "resume_token")? };
+        // SAFETY: forwarded caller guarantees.
+        let answers = unsafe { opt_str_arg(answers_json, "answers_json")? }.unwrap_or("{}");
+        let result = client::lookup(client)?.resume(token, answers)?;
+        // SAFETY: checked by init_out above.
+        unsafe { set_out(result_json_out, result) }
+    })
+}
+
+/// [`tn_call_tool_resume`], asynchronously: the rules of `tn_call_tool_async`.
+///
+/// # Safety
+/// As for `tn_call_tool_resume` and `tn_call_tool_async`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn tn_call_tool_resume_async(
+    client: *mut tn_client,
+    resume_token: *const c_char,
+    answers_json: *const c_char,
+    options_json: *const c_char,
+    done: tn_call_done_fn,
+    progress: tn_progress_fn,
+    user_data: *mut c_void,
+    call_id_out: *mut u64,
+) -> tn_status {
+    guard("tn_call_tool_resume_async", || {
+        if !call_id_out.is_null() {
+            // SAFETY: non-NULL and writable per the caller's guarantee.
+            unsafe { *call_id_out = 0 };
+        }
+        // SAFETY: forwarded caller guarantees.
+        let token = unsafe { str_arg(resume_token, "resume_token")? };
+        // SAFETY: forwarded caller guarantees.
+        let answers = unsafe { opt_str_arg(answers_json, "answers_json")? }.unwrap_or("{}");
+        // SAFETY: forwarded caller guarantees.
+        let timeout = parse_options(unsafe { opt_str_arg(options_json, "options_json")? })?;
+        let (on_done, on_progress) = host_callbacks(done, progress, user_data)?;
+        let c = client::lookup(client)?;
+        c.resume_async(token, answers, timeout, on_done, on_progress, |id| {
+            if !call_id_out.is_null() {
+                // SAFETY: non-NULL and writable; written before the call can complete.
+                unsafe { *call_id_out = id };
+            }
+        })?;
+        Ok(())
     })
 }
 

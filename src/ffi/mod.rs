@@ -19,7 +19,7 @@ pub use guard::{
     TN_ERR_CLOSED, TN_ERR_CONFIG, TN_ERR_INTERNAL, TN_ERR_INVALID_ARGUMENT, TN_ERR_INVALID_JSON,
     TN_ERR_NOT_FOUND, TN_ERR_PANIC, TN_ERR_REENTRANT, TN_OK,
 };
-pub use resolver::{TN_DEFERRED, TN_RESOLVED};
+pub use resolver::{TN_DEFERRED, TN_RESOLVED, TN_SUSPEND};
 
 /// The library version, e.g. "0.1.0". Static; do not free.
 #[no_mangle]

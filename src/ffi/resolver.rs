@@ -27,6 +27,11 @@ pub type tn_resolver_fn = Option<
 pub const TN_RESOLVED: i32 = 0;
 /// The host will answer later, from any thread, with `tn_responder_answer`.
 pub const TN_DEFERRED: i32 = 1;
+/// 'SUSP': suspend this question durably (contract §6). Counts only for an MRTR or -32042
+/// question; for a legacy `elicitation/create`, an OAuth login or `tn_server_request_response`
+/// it is cancel. An answer given before returning it stands; after a suspension the responder
+/// is closed.
+pub const TN_SUSPEND: i32 = 0x5355_5350;
 
 /// The host's function pointer and its `user_data`.
 pub struct HostResolver {
@@ -67,6 +72,7 @@ impl Resolver for HostResolver {
         match rc {
             TN_RESOLVED => ResolverReturn::Resolved,
             TN_DEFERRED => ResolverReturn::Deferred,
+            TN_SUSPEND => ResolverReturn::Suspend,
             other => ResolverReturn::Failed(other),
         }
     }

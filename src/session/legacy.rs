@@ -26,37 +26,54 @@ fn initialize_params(with_resolver: bool) -> String {
     )
 }
 
+/// Why the handshake did not succeed.
+pub(super) enum HandshakeError {
+    /// `initialize` was answered -32022 listing MCP 2026-07-28 (§6: switch to it once).
+    WantsModern(String),
+    Failed(StartError),
+}
+
 /// `initialize` → the version the server settled on, `notifications/initialized`, then the
 /// server's standalone stream, opened before the first list (§5: servers drop requests they
 /// send while none is open). Returns the version and any warning for the status.
-pub(super) fn handshake(s: &Session) -> Result<(String, Vec<String>), StartError> {
-    let init = s
-        .conn
-        .request_value(
-            "initialize",
-            Some(&initialize_params(s.with_resolver)),
-            s.spec.timeout,
-        )
-        .map_err(|f| s.phase_error("initialize", &s.explain(&f)))?;
+pub(super) fn handshake(s: &Session) -> Result<(String, Vec<String>), HandshakeError> {
+    let init = s.conn.request_value(
+        "initialize",
+        Some(&initialize_params(s.with_resolver)),
+        s.spec.timeout,
+    );
+    let init = match init {
+        Ok(v) => v,
+        Err(RequestError::Rpc(e)) if super::modern::is_modern_error(&e) => {
+            return Err(HandshakeError::WantsModern(
+                s.explain(&RequestError::Rpc(e)),
+            ))
+        }
+        Err(f) => {
+            return Err(HandshakeError::Failed(
+                s.phase_error("initialize", &s.explain(&f)),
+            ))
+        }
+    };
     let version = init
         .get("protocolVersion")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
     if !ACCEPTED_VERSIONS.contains(&version.as_str()) {
-        return Err(s.phase_error(
+        return Err(HandshakeError::Failed(s.phase_error(
             "initialize",
             &format!(
                 "the server answered protocolVersion {}, which this client does not speak (it accepts {})",
                 init.get("protocolVersion").map(crate::json::to_text).unwrap_or_else(|| "(none)".into()),
                 ACCEPTED_VERSIONS.join(", ")
             ),
-        ));
+        )));
     }
     s.transport.negotiated(&version);
     s.conn
         .notify_ordered("notifications/initialized")
-        .map_err(|e| s.phase_error("initialize", &e))?;
+        .map_err(|e| HandshakeError::Failed(s.phase_error("initialize", &e)))?;
     let warnings = s.transport.open_server_stream().into_iter().collect();
     Ok((version, warnings))
 }

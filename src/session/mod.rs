@@ -3,20 +3,28 @@
 //! its timeout and cancellation, and failures told in words with secrets masked (§9).
 
 mod legacy;
+mod modern;
+mod probe;
+mod rounds;
+mod suspend;
+
+pub(crate) use rounds::Start;
+pub(crate) use suspend::{decode as decode_resume, Continue, Resume};
 
 use crate::calls::CallState;
-use crate::config::{Endpoint, ServerSpec};
-use crate::conn::{lock, Conn, Limits, ProgressSink, RequestError};
-use crate::live_bridge::{LiveBridge, ASKED_WITHOUT_RESOLVER};
-use crate::transport::Transport;
+use crate::config::{Endpoint, Protocol, ServerSpec};
+use crate::conn::{lock, Conn, ProgressSink, Req, RequestError};
+use crate::live_bridge::LiveBridge;
+use crate::transport::{Era, Transport};
+use modern::MODERN_VERSION;
 use serde_json::{Map, Value};
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// Progress tokens, unique per call in the process (§7: every `tools/call` carries one).
-static NEXT_PROGRESS_TOKEN: AtomicU64 = AtomicU64::new(1);
+pub(super) static NEXT_PROGRESS_TOKEN: AtomicU64 = AtomicU64::new(1);
 
 /// What the caller controls of one `tools/call` (§7).
 pub(crate) struct CallCtl<'a> {
@@ -45,10 +53,14 @@ pub(crate) struct Session {
     pub(crate) spec: ServerSpec,
     pub(crate) conn: Arc<Conn>,
     pub(crate) transport: Arc<dyn Transport>,
+    /// The protocol era the server speaks (§6).
+    pub(crate) era: Era,
     pub(crate) protocol_version: String,
     /// Things the status should say about a connected server (e.g. no standalone stream).
     pub(crate) warnings: Vec<String>,
     with_resolver: bool,
+    /// Modern HTTP: each tool's `x-mcp-header` arguments (argument, header), §6.
+    header_params: HashMap<String, Vec<(String, String)>>,
     /// Serialises renewing an expired HTTP session (§5).
     renewing: Mutex<()>,
     /// Closed while a session is renewed: new requests wait, bounded by the timeout.
@@ -89,12 +101,24 @@ impl Gate {
     }
 }
 
-/// Starts the server, runs the handshake and lists its tools. On failure the transport is
-/// already shut down.
+/// Starts the server, finds its protocol era (§6), runs the handshake where there is one, and
+/// lists its tools. On failure the transport is already shut down.
 pub(crate) fn open(
     spec: &ServerSpec,
     live: Option<LiveBridge>,
 ) -> Result<(Session, Vec<Map<String, Value>>), StartError> {
+    let mut session = start(spec, live.clone())?;
+    match establish(&mut session, &live) {
+        Ok(tools) => Ok((session, tools)),
+        Err(f) => {
+            session.stop();
+            Err(f)
+        }
+    }
+}
+
+/// Starts the transport for `spec` (a child process, or an HTTP connection).
+fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartError> {
     let with_resolver = live.is_some();
     let conn = Conn::new(&spec.name, live);
     let transport: Arc<dyn Transport> = match &spec.endpoint {
@@ -118,34 +142,85 @@ pub(crate) fn open(
         )
         .map_err(|e| phase_error(spec, "connect", &e))?,
     };
-    let mut session = Session {
+    Ok(Session {
         spec: spec.clone(),
         conn,
         transport,
+        era: Era::Legacy,
         protocol_version: String::new(),
         warnings: Vec::new(),
         with_resolver,
+        header_params: HashMap::new(),
         renewing: Mutex::new(()),
         hold: Gate::default(),
+    })
+}
+
+/// The era (probe, §6), the handshake, the tools. A child that exited during the probe (some
+/// servers exit on any request before `initialize`) is started again and spoken to in the
+/// legacy era; an `initialize` answered -32022 listing MCP 2026-07-28 switches to it once.
+fn establish(
+    s: &mut Session,
+    live: &Option<LiveBridge>,
+) -> Result<Vec<Map<String, Value>>, StartError> {
+    let mut attempts: Vec<String> = Vec::new();
+    let modern = match s.spec.protocol {
+        Protocol::Legacy => false,
+        Protocol::Auto | Protocol::Modern => match probe::run(s) {
+            probe::Verdict::Modern => true,
+            verdict if s.spec.protocol == Protocol::Modern => {
+                return Err(s.phase_error(
+                    "discover",
+                    &format!(
+                    "the server does not speak MCP {MODERN_VERSION} (\"protocol\":\"modern\"): {}",
+                    verdict.note()
+                ),
+                ))
+            }
+            probe::Verdict::Legacy(note) => {
+                attempts.push(format!("the {MODERN_VERSION} probe: {note}"));
+                false
+            }
+            probe::Verdict::Exited(note) => {
+                attempts.push(format!("the {MODERN_VERSION} probe: {note}"));
+                s.restart(live)?;
+                false
+            }
+        },
     };
-    let started = legacy::handshake(&session).and_then(|(version, warnings)| {
-        session.protocol_version = version;
-        session.warnings = warnings
-            .iter()
-            .map(|w| session.spec.secrets().mask(w))
-            .collect();
-        session.list_tools()
-    });
-    match started {
-        Ok(tools) => Ok((session, tools)),
-        Err(f) => {
-            session.conn.fail(RequestError::Closed);
-            session
-                .transport
-                .shutdown(crate::transport::FAILED_START_GRACE);
-            Err(f)
+    let modern = modern || {
+        match legacy::handshake(s) {
+            Ok((version, warnings)) => {
+                s.protocol_version = version;
+                s.warnings = warnings.iter().map(|w| s.spec.secrets().mask(w)).collect();
+                false
+            }
+            Err(legacy::HandshakeError::WantsModern(_)) if s.spec.protocol != Protocol::Legacy => {
+                if s.conn.is_dead() {
+                    s.restart(live)?;
+                }
+                true
+            }
+            Err(legacy::HandshakeError::WantsModern(why)) => {
+                return Err(s.phase_error("initialize", &why));
+            }
+            Err(legacy::HandshakeError::Failed(mut e)) => {
+                // Over HTTP every attempt is named (§6); a stdio server that answered the
+                // probe with an error simply is a legacy one.
+                if !attempts.is_empty() && matches!(s.spec.endpoint, Endpoint::Remote { .. }) {
+                    e.message
+                        .push_str(&format!(" (before: {})", attempts.join("; ")));
+                }
+                return Err(e);
+            }
         }
+    };
+    if modern {
+        s.era = Era::Modern;
+        s.transport.set_era(Era::Modern);
+        s.protocol_version = MODERN_VERSION.to_string();
     }
+    s.list_tools()
 }
 
 fn phase_error(spec: &ServerSpec, phase: &str, cause: &str) -> StartError {
@@ -159,6 +234,20 @@ fn phase_error(spec: &ServerSpec, phase: &str, cause: &str) -> StartError {
 }
 
 impl Session {
+    /// Fails the connection and shuts the transport down (a server that did not start).
+    fn stop(&self) {
+        self.conn.fail(RequestError::Closed);
+        self.transport
+            .shutdown(crate::transport::FAILED_START_GRACE);
+    }
+
+    /// Starts the server again (its child exited during the probe, §6).
+    fn restart(&mut self, live: &Option<LiveBridge>) -> Result<(), StartError> {
+        self.stop();
+        *self = start(&self.spec, live.clone())?;
+        Ok(())
+    }
+
     fn phase_error(&self, phase: &str, cause: &str) -> StartError {
         phase_error(&self.spec, phase, cause)
     }
@@ -178,27 +267,15 @@ impl Session {
     }
 
     /// A request, sent again once on a renewed session when the server forgot ours (§5).
-    fn request(
-        &self,
-        method: &str,
-        params_json: Option<&str>,
-        limits: Limits,
-        progress_token: Option<u64>,
-        sink: ProgressSink<'_>,
-        started: &dyn Fn(u64),
-    ) -> (Result<String, RequestError>, bool) {
+    fn request(&self, r: &Req<'_>) -> (Result<String, RequestError>, bool) {
         self.hold.pass(self.spec.timeout);
-        let send = || {
-            self.conn
-                .request(method, params_json, limits, progress_token, sink, started)
-        };
-        let (reply, asked) = send();
+        let (reply, asked) = self.conn.request(r);
         match reply {
             Err(RequestError::SessionExpired(generation)) => {
                 if let Err(e) = legacy::reestablish(self, generation) {
                     return (Err(e), asked);
                 }
-                let (again, asked_again) = send();
+                let (again, asked_again) = self.conn.request(r);
                 (again, asked || asked_again)
             }
             other => (other, asked),
@@ -210,26 +287,39 @@ impl Session {
         method: &str,
         params_json: Option<&str>,
     ) -> Result<Value, RequestError> {
-        let limits = Limits::phase(self.spec.timeout);
         let line = self
-            .request(method, params_json, limits, None, None, &|_| {})
+            .request(&Req::plain(method, params_json, self.spec.timeout))
             .0?;
         crate::jsonrpc::result_value(&line).map_err(RequestError::Rpc)
     }
 
-    fn list_tools(&self) -> Result<Vec<Map<String, Value>>, StartError> {
+    /// Every `tools/list` page (§3); in the modern era with the `_meta` envelope, and over
+    /// HTTP each tool's routing headers noted, tools with invalid ones dropped (§6).
+    fn list_tools(&mut self) -> Result<Vec<Map<String, Value>>, StartError> {
         let mut tools = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();
         let mut cursor: Option<String> = None;
+        let modern = self.era == Era::Modern;
         for _ in 0..MAX_PAGES {
-            let params = cursor.as_ref().map(|c| {
-                let mut s = String::from(r#"{"cursor":"#);
-                crate::jsonrpc::push_json_string(&mut s, c);
-                s.push('}');
-                s
-            });
+            let mut params = String::new();
+            if modern {
+                params.push_str(r#"{"_meta":{"#);
+                params.push_str(&modern::envelope(self.with_resolver, None));
+                params.push('}');
+            }
+            if let Some(c) = &cursor {
+                params.push_str(if modern { "," } else { "{" });
+                params.push_str(r#""cursor":"#);
+                crate::jsonrpc::push_json_string(&mut params, c);
+            }
+            if !params.is_empty() {
+                params.push('}');
+            }
             let page = self
-                .request_value("tools/list", params.as_deref())
+                .request_value(
+                    "tools/list",
+                    (!params.is_empty()).then_some(params.as_str()),
+                )
                 .map_err(|f| self.phase_error("tools/list", &self.explain(&f)))?;
             if let Some(Value::Array(items)) = page.get("tools") {
                 tools.extend(items.iter().filter_map(|t| t.as_object().cloned()));
@@ -241,119 +331,25 @@ impl Session {
                 _ => break,
             }
         }
-        Ok(tools)
-    }
-
-    /// Calls `remote` with `args_json` (already checked to be a JSON object) and shapes the
-    /// outcome as a ToolResult (§1): every failure is an isError result naming server, phase
-    /// and cause. None only when the client is being disconnected. When the server asked for
-    /// input meanwhile and no resolver is registered, the output's last line says so (§4).
-    /// The call carries a progressToken; progress restarts its idle timeout, bounded by
-    /// `maxTotalTimeout`, and a cancel or timeout tells the server (§7).
-    pub(crate) fn call(&self, remote: &str, args_json: &str, ctl: &CallCtl<'_>) -> Option<String> {
-        let token = NEXT_PROGRESS_TOKEN.fetch_add(1, Ordering::Relaxed);
-        let mut params = String::with_capacity(remote.len() + args_json.len() + 64);
-        params.push_str(r#"{"name":"#);
-        crate::jsonrpc::push_json_string(&mut params, remote);
-        params.push_str(r#","arguments":"#);
-        params.push_str(args_json);
-        params.push_str(r#","_meta":{"progressToken":"#);
-        params.push_str(&token.to_string());
-        params.push_str("}}");
-        let limits = Limits {
-            idle: ctl.timeout.unwrap_or(self.spec.timeout),
-            total: self.spec.max_total_timeout,
-        };
-        let started = |id: u64| {
-            if let Some(st) = ctl.state {
-                st.started(&self.conn, id);
-            }
-        };
-        let (reply, asked) = self.request(
-            "tools/call",
-            Some(&params),
-            limits,
-            Some(token),
-            ctl.progress,
-            &started,
-        );
-        let reply = match ctl.state {
-            // A cancel that came first wins over whatever the server answered (§7); the server
-            // is told unless it had already answered.
-            Some(st) if !st.decide() => {
-                if !matches!(reply, Ok(_) | Err(RequestError::Closed)) {
-                    self.abandon(st.request_id(), "cancelled by the host");
+        if modern && matches!(self.spec.endpoint, Endpoint::Remote { .. }) {
+            tools.retain(|t| {
+                let name = t.get("name").and_then(Value::as_str).unwrap_or("");
+                match modern::header_params(t) {
+                    Ok(p) => {
+                        if !p.is_empty() {
+                            self.header_params.insert(name.to_string(), p);
+                        }
+                        true
+                    }
+                    Err(why) => {
+                        self.warnings.push(format!(
+                            "tool `{name}` is not listed: its x-mcp-header declarations are invalid ({why})"
+                        ));
+                        false
+                    }
                 }
-                Err(RequestError::Cancelled)
-            }
-            _ => reply,
-        };
-        let reply =
-            reply.and_then(|line| crate::shape::from_response(&line).map_err(RequestError::Rpc));
-        let result = self.shape_outcome(remote, reply, limits)?;
-        Some(if asked {
-            crate::shape::append_line(&result, ASKED_WITHOUT_RESOLVER)
-        } else {
-            result
-        })
-    }
-
-    /// Tells the server that request `id` is abandoned (§7): the elicitations on its stream
-    /// are answered cancel, then `notifications/cancelled`.
-    fn abandon(&self, id: u64, reason: &str) {
-        self.conn.close_carried(id);
-        let mut params = format!(r#"{{"requestId":{id},"reason":"#);
-        crate::jsonrpc::push_json_string(&mut params, reason);
-        params.push('}');
-        let _ = self.conn.notify("notifications/cancelled", Some(&params));
-    }
-
-    fn shape_outcome(
-        &self,
-        remote: &str,
-        reply: Result<String, RequestError>,
-        limits: Limits,
-    ) -> Option<String> {
-        let server = &self.spec.name;
-        let text = match reply {
-            Ok(result) => return Some(result),
-            Err(RequestError::Closed) => return None,
-            Err(RequestError::Cancelled) => {
-                format!("server `{server}`: tools/call `{remote}` was cancelled")
-            }
-            Err(RequestError::Timeout(id)) => {
-                self.abandon(
-                    id,
-                    &format!("timed out after {} ms", limits.idle.as_millis()),
-                );
-                format!(
-                    "server `{server}`: tools/call `{remote}` timed out: no answer within {} ms{}",
-                    limits.idle.as_millis(),
-                    self.stderr_tail()
-                )
-            }
-            Err(RequestError::TimedOutTotal(id)) => {
-                self.abandon(id, "maxTotalTimeout reached");
-                format!(
-                    "server `{server}`: tools/call `{remote}` timed out: still running after maxTotalTimeout ({} ms)",
-                    limits.total.as_millis()
-                )
-            }
-            Err(f) => format!(
-                "server `{server}`: tools/call `{remote}` failed: {}",
-                self.explain(&f)
-            ),
-        };
-        Some(crate::shape::failure(&self.spec.secrets().mask(&text)))
-    }
-
-    /// "; stderr: …" when the child wrote something (§3), else "".
-    fn stderr_tail(&self) -> String {
-        let tail = self.transport.diagnostics();
-        if tail.is_empty() {
-            String::new()
-        } else {
-            format!("; stderr: {tail}")
+            });
         }
+        Ok(tools)
     }
 }

@@ -21,6 +21,26 @@ pub(crate) struct Outgoing<'a> {
     /// The complete message, one line of JSON.
     pub(crate) text: &'a str,
     pub(crate) kind: OutKind<'a>,
+    /// What MCP 2026-07-28 over HTTP repeats in headers (§6): `Mcp-Name` and `Mcp-Param-*`.
+    pub(crate) routing: Option<&'a Routing>,
+}
+
+/// The values of a modern request's routing headers (§6, SEP-2243).
+#[derive(Default, Debug, Clone)]
+pub(crate) struct Routing {
+    /// `Mcp-Name`: the tool's name for `tools/call`.
+    pub(crate) name: Option<String>,
+    /// `Mcp-Param-<name>` headers: (name, value already encoded).
+    pub(crate) params: Vec<(String, String)>,
+}
+
+/// The protocol era a connection speaks (§6).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Era {
+    /// The `initialize` handshake (2024-11-05 … 2025-11-25).
+    Legacy,
+    /// MCP 2026-07-28.
+    Modern,
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -57,6 +77,14 @@ pub(crate) trait Transport: Send + Sync {
     /// when it could not be opened.
     fn open_server_stream(&self) -> Option<String> {
         None
+    }
+    /// The era the session speaks from now on (§6): over HTTP, MCP 2026-07-28 has no session,
+    /// its own headers, and no resumption.
+    fn set_era(&self, _era: Era) {}
+    /// Whether a call is cancelled by closing its response stream rather than with
+    /// `notifications/cancelled` (modern HTTP, §7).
+    fn cancels_by_closing(&self) -> bool {
+        false
     }
     /// Which session of the server the transport is on (HTTP counts the sessions it was
     /// given; a request failed with `RequestError::SessionExpired(n)` was sent on session n).

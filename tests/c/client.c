@@ -257,7 +257,7 @@ static void test_protocol_versions(void) {
     char *args = fmt("\"--protocol\",\"%s\"", ok[i]);
     tn_client *c = connect_one(args, NULL, NULL, NULL);
     char *st = statuses(c);
-    char *want = fmt("\"status\":\"connected\",\"protocolVersion\":\"%s\"", ok[i]);
+    char *want = fmt("\"status\":\"connected\",\"era\":\"legacy\",\"protocolVersion\":\"%s\"", ok[i]);
     CHECK(contains(st, want), "%s accepted: %s", ok[i], st);
     tn_disconnect(c);
     free(st); free(want); free(args);
@@ -282,7 +282,7 @@ static void test_pagination(void) {
   double t0 = now_s();
   c = connect_one("\"--repeat-cursor\"", NULL, NULL, NULL);
   st = statuses(c);
-  CHECK(contains(st, "\"status\":\"connected\",\"protocolVersion\":\"2025-11-25\",\"tools\":29}"),
+  CHECK(contains(st, "\"status\":\"connected\",\"era\":\"legacy\",\"protocolVersion\":\"2025-11-25\",\"tools\":29}"),
         "a repeated cursor stops the loop; the repeated page is not listed twice: %s", st);
   CHECK(!contains(st, "warnings"), "and is no collision: %s", st);
   CHECK(now_s() - t0 < 5, "promptly");
@@ -394,7 +394,7 @@ static void test_timeout_cancels_and_server_lives_on(void) {
   CHECK(took >= 0.28 && took < 1.5, "timed out after %.2fs", took);
   free(r);
   r = call(c, "fx_cancelled_ids", NULL);
-  CHECK(contains(r, "\"output\":\"[3]\""), "notifications/cancelled sent for request 3: %s", r);
+  CHECK(contains(r, "\"output\":\"[4]\""), "notifications/cancelled sent for request 4 (after the era probe 1, initialize 2, tools/list 3): %s", r);
   free(r);
   r = call(c, "fx_echo", "{\"text\":\"still here\"}");
   CHECK(contains(r, "still here"), "%s", r);

@@ -211,8 +211,8 @@ def test_statuses_order_determinism_and_listing(connect):
     st = c.statuses_text()
     assert st == (
         '{"servers":{'
-        '"a":{"status":"connected","protocolVersion":"2025-11-25","tools":29},'
-        '"b":{"status":"connected","protocolVersion":"2025-11-25","tools":29},'
+        '"a":{"status":"connected","era":"legacy","protocolVersion":"2025-11-25","tools":29},'
+        '"b":{"status":"connected","era":"legacy","protocolVersion":"2025-11-25","tools":29},'
         '"broken":{"status":"failed","error":"server `broken` failed during `connect`: '
         'cannot start `/nonexistent/prog`: No such file or directory (os error 2)"},'
         '"en":{"status":"disabled"},'
@@ -296,7 +296,7 @@ def test_config_errors_name_the_key(connect):
         assert json.loads(c.statuses_text())["servers"]["s"]["status"] == "connected", key
     c = connect({"agents": {}, "builtins": [], "a2a": {}, "mcpServer": {}, "bare": server()})
     st = c.statuses_text()
-    assert st == '{"servers":{"bare":{"status":"connected","protocolVersion":"2025-11-25","tools":29}}}', st
+    assert st == '{"servers":{"bare":{"status":"connected","era":"legacy","protocolVersion":"2025-11-25","tools":29}}}', st
 
 
 @pytest.mark.valgrind
@@ -385,7 +385,7 @@ def test_protocol_versions(one):
     for v in ("2025-06-18", "2025-03-26", "2024-11-05", "2025-11-25"):
         c = one("--protocol", v)
         st = c.statuses_text()
-        assert st == '{"servers":{"fx":{"status":"connected","protocolVersion":"%s","tools":29}}}' % v, st
+        assert st == '{"servers":{"fx":{"status":"connected","era":"legacy","protocolVersion":"%s","tools":29}}}' % v, st
         c.disconnect()
     c = one("--protocol", "2099-01-01")
     assert json.loads(c.statuses_text())["servers"]["fx"] == {
@@ -547,8 +547,8 @@ def test_timeout_cancels_and_server_lives_on(one):
     took = time.monotonic() - t0
     assert r == tool_result("server `fx`: tools/call `slow` timed out: no answer within 300 ms", True), r
     assert 0.28 <= took < 1.5, "timed out after %.2fs" % took
-    # initialize is request 1, tools/list 2, the slow call 3
-    assert c.result("fx_cancelled_ids") == tool_result("[3]"), "notifications/cancelled recorded"
+    # the era probe is request 1, initialize 2, tools/list 3, the slow call 4
+    assert c.result("fx_cancelled_ids") == tool_result("[4]"), "notifications/cancelled recorded"
     assert c.result("fx_echo", '{"text":"still here"}') == tool_result("still here")
     assert json.loads(c.statuses_text())["servers"]["fx"]["status"] == "connected"
 

@@ -346,8 +346,9 @@ def test_never_answers_a_call(run):
     t.join(3)
     assert not t.is_alive() and box, "the call came back"
     assert box[0] == (TN_OK, result("server `bad`: tools/call `slow` timed out: no answer within 500 ms", True)), box
-    # notifications/cancelled was sent for the abandoned request (4: after spawn_child's 3)
-    assert c.result("bad_cancelled_ids") == result("[4]")
+    # notifications/cancelled was sent for the abandoned request (5: after the era probe 1,
+    # initialize 2, tools/list 3 and spawn_child's 4)
+    assert c.result("bad_cancelled_ids") == result("[5]")
     ((status, r), took) = timed(c.call, "bad_slow", '{"ms":60000}')
     assert 0.45 <= took < 1.5, "bounded by the 500 ms timeout: %.2fs" % took
     assert json.loads(r)["isError"] and "timed out: no answer within 500 ms" in r, r

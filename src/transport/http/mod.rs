@@ -7,9 +7,11 @@
 //! standalone stream in [`server_stream`]); [`legacy_sse`] the HTTP+SSE fallback.
 
 mod legacy_sse;
+mod modern;
 mod server_stream;
 mod streamable;
 
+pub(crate) use modern::MODERN_VERSION;
 pub(crate) use streamable::connect;
 
 use super::block_sigpipe_on_this_thread;

@@ -34,6 +34,16 @@ const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
 /// counted, and other messages wait (the stream is read no further), as a stdio pipe does.
 const INBOX_CAPACITY: usize = 1024;
 
+/// One outbound POST, with what the connection knew of it.
+pub(super) struct Post {
+    pub(super) body: String,
+    pub(super) id: Option<u64>,
+    /// The `initialize` request (legacy era).
+    pub(super) opens_session: bool,
+    pub(super) method: Option<String>,
+    pub(super) routing: Option<crate::transport::Routing>,
+}
+
 /// What the reader thread is handed.
 pub(super) enum Inbox {
     /// A message (JSON text), and the request whose stream carried it.
@@ -43,6 +53,8 @@ pub(super) enum Inbox {
 }
 
 pub(super) enum Mode {
+    /// MCP 2026-07-28: no session, the modern headers, no resumption (§6).
+    Modern,
     /// Before the initialize POST has been answered.
     Unknown,
     Streamable,
@@ -160,7 +172,7 @@ pub(crate) fn connect(
 }
 
 /// Whether the message `text` is the response to our request `id`.
-fn answers(text: &str, id: u64) -> bool {
+pub(super) fn answers(text: &str, id: u64) -> bool {
     crate::jsonrpc::line_kind(text.as_bytes()) == crate::jsonrpc::LineKind::Response(id)
 }
 
@@ -179,20 +191,32 @@ impl HttpTransport {
             return Err("the connection is closed".into());
         }
         let me = self.me.upgrade().ok_or("the connection is closed")?;
-        let body = msg.text.to_string();
-        let (id, opens_session) = match msg.kind {
-            OutKind::Request { id, method } => (Some(id), method == "initialize"),
-            OutKind::Notification { ordered: true, .. }
-                if tokio::runtime::Handle::try_current().is_err() =>
-            {
-                runtime().block_on(me.deliver(body, None, false));
-                return Ok(());
-            }
-            // Other notifications (a cancellation after a timeout) and responses go out in
-            // the background: the caller has waited long enough.
-            _ => (None, false),
+        let mut out = Post {
+            body: msg.text.to_string(),
+            id: None,
+            opens_session: false,
+            method: None,
+            routing: msg.routing.cloned(),
         };
-        let task = runtime().spawn(async move { me.deliver(body, id, opens_session).await });
+        match msg.kind {
+            OutKind::Request { id, method } => {
+                out.id = Some(id);
+                out.opens_session = method == "initialize";
+                out.method = Some(method.to_string());
+            }
+            OutKind::Notification { method, ordered } => {
+                out.method = Some(method.to_string());
+                if ordered && tokio::runtime::Handle::try_current().is_err() {
+                    runtime().block_on(me.deliver(out));
+                    return Ok(());
+                }
+                // Other notifications (a cancellation after a timeout) go out in the
+                // background: the caller has waited long enough.
+            }
+            OutKind::Response => {}
+        }
+        let id = out.id;
+        let task = runtime().spawn(async move { me.deliver(out).await });
         if let Some(id) = id {
             lock(&self.tasks).insert(id, task.abort_handle());
             if task.is_finished() {
@@ -293,8 +317,14 @@ impl HttpTransport {
     }
 
     /// One outbound message, end to end; a request that fails is failed on its waiter.
-    async fn deliver(self: Arc<Self>, body: String, id: Option<u64>, opens_session: bool) {
-        let r = self.deliver_inner(&body, id, opens_session).await;
+    async fn deliver(self: Arc<Self>, out: Post) {
+        let id = out.id;
+        let r = if matches!(lock(&self.state).mode, Mode::Modern) {
+            self.deliver_modern(&out).await
+        } else {
+            self.deliver_inner(&out.body, out.id, out.opens_session)
+                .await
+        };
         if let Some(id) = id {
             lock(&self.tasks).remove(&id);
             if let Err(e) = r {
@@ -362,14 +392,32 @@ impl HttpTransport {
             let Some(id) = id else {
                 return Ok(()); // notifications and responses: 202, body ignored
             };
-            return self.read_reply(resp, id).await.map_err(RequestError::Lost);
+            return self
+                .read_reply(resp, id, true)
+                .await
+                .map_err(RequestError::Lost);
         }
     }
 
     /// Reads the reply to request `id`: a JSON body, or an SSE stream resumed with
     /// `Last-Event-ID` when it closes before the response.
-    async fn read_reply(&self, resp: reqwest::Response, id: u64) -> Result<(), String> {
+    pub(super) async fn read_reply(
+        &self,
+        resp: reqwest::Response,
+        id: u64,
+        resumable: bool,
+    ) -> Result<(), String> {
         if is_sse(&resp) {
+            if !resumable {
+                // MCP 2026-07-28 has no resumption, and a call is never re-sent (§6).
+                if self.consume_sse(resp, Some(id)).await.answered {
+                    return Ok(());
+                }
+                return Err(
+                    "the response stream ended before the response (MCP 2026-07-28 has no resumption; the call is not sent again)"
+                        .into(),
+                );
+            }
             return self.follow_stream(resp, id).await;
         }
         let bytes = self.read_body(resp).await?;
@@ -398,7 +446,7 @@ impl HttpTransport {
         }
     }
 
-    async fn read_body(&self, mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
+    pub(super) async fn read_body(&self, mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
         let mut out = Vec::new();
         loop {
             match tokio::time::timeout(self.timeout, resp.chunk()).await {
@@ -530,6 +578,22 @@ impl Transport for HttpTransport {
         if let Some(t) = lock(&self.tasks).remove(&id) {
             t.abort();
         }
+    }
+
+    fn set_era(&self, era: crate::transport::Era) {
+        let mut st = lock(&self.state);
+        match era {
+            crate::transport::Era::Modern => st.mode = Mode::Modern,
+            crate::transport::Era::Legacy => {
+                if matches!(st.mode, Mode::Modern) {
+                    st.mode = Mode::Unknown;
+                }
+            }
+        }
+    }
+
+    fn cancels_by_closing(&self) -> bool {
+        matches!(lock(&self.state).mode, Mode::Modern)
     }
 
     fn session_generation(&self) -> u64 {

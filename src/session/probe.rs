@@ -1,0 +1,55 @@
+//! Which protocol era a server speaks (contract §6). `server/discover` goes first, carrying the
+//! whole `_meta` envelope (servers answer -32602 to one without `clientCapabilities`, and a
+//! TypeScript dual-era server answers -32601 to one without `_meta`, which would read as
+//! legacy); over HTTP with the modern headers. A DiscoverResult, or a recognised modern error,
+//! means modern; any other error or no answer within `probeTimeoutMs` means legacy (the
+//! fallback keys on no single error code); a child that exited on the probe is started again.
+
+use super::{modern, Session};
+use crate::conn::RequestError;
+use crate::transport::Era;
+
+/// The probe's verdict.
+pub(super) enum Verdict {
+    Modern,
+    /// Legacy, with what the probe got (for a failure text that names every attempt).
+    Legacy(String),
+    /// The child exited on the probe: legacy, on a new child.
+    Exited(String),
+}
+
+impl Verdict {
+    pub(super) fn note(&self) -> &str {
+        match self {
+            Verdict::Modern => "it answered the probe",
+            Verdict::Legacy(n) | Verdict::Exited(n) => n,
+        }
+    }
+}
+
+pub(super) fn run(s: &Session) -> Verdict {
+    s.transport.set_era(Era::Modern);
+    let r = s.conn.request_value(
+        "server/discover",
+        Some(&modern::discover_params(s.with_resolver)),
+        s.spec.probe_timeout,
+    );
+    let verdict = match r {
+        Ok(v) if modern::is_discover_result(&v) => Verdict::Modern,
+        Ok(v) => Verdict::Legacy(format!(
+            "not a DiscoverResult: {}",
+            cut(&crate::json::to_text(&v))
+        )),
+        Err(RequestError::Rpc(e)) if modern::is_modern_error(&e) => Verdict::Modern,
+        Err(f) if s.conn.is_dead() => Verdict::Exited(s.explain(&f)),
+        Err(f) => Verdict::Legacy(s.explain(&f)),
+    };
+    if !matches!(verdict, Verdict::Modern) {
+        s.transport.set_era(Era::Legacy);
+    }
+    verdict
+}
+
+fn cut(s: &str) -> String {
+    crate::transport::http::cut(s, 120)
+}
