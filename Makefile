@@ -30,7 +30,7 @@ STATIC_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 all: lib
 
 lib:
-	CARGO_TARGET_DIR=$(CARGO_INSTALL_TARGET_DIR) $(CARGO) rustc --release --lib -p toolnexus \
+	CARGO_TARGET_DIR=$(CARGO_INSTALL_TARGET_DIR) $(CARGO) rustc --release --lib -p toolnexus-c \
 	  --crate-type cdylib,staticlib -- -C link-arg=-Wl,-soname,$(SONAME)
 
 install: lib

@@ -47,7 +47,7 @@ def build_library():
     target = os.environ.get("TOOLNEXUS_CARGO_TARGET_DIR") or os.path.join(src, "target", "install")
     env = dict(os.environ, CARGO_TARGET_DIR=target)
     cmd = [
-        os.environ.get("CARGO", "cargo"), "rustc", "--release", "--lib", "-p", "toolnexus",
+        os.environ.get("CARGO", "cargo"), "rustc", "--release", "--lib", "-p", "toolnexus-c",
         "--manifest-path", os.path.join(src, "Cargo.toml"),
         "--crate-type", "cdylib,staticlib", "--",
         "-C", "link-arg=-Wl,-soname," + SONAME,
