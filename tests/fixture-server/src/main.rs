@@ -322,10 +322,9 @@ fn split_response(mut msg: Value) -> Result<Value, Value> {
 }
 
 fn elicit_form(message: &str) -> Result<Value, Value> {
-    let params = json!({
-        "mode": "form",
-        "message": message,
-        "requestedSchema": {
+    elicit_form_with(
+        message,
+        json!({
             "type": "object",
             "properties": {
                 "name": {"type": "string", "description": "Your name"},
@@ -334,7 +333,16 @@ fn elicit_form(message: &str) -> Result<Value, Value> {
                 "subscribe": {"type": "boolean"}
             },
             "required": ["name"]
-        }
+        }),
+    )
+}
+
+/// A form elicitation with the given `requestedSchema`.
+fn elicit_form_with(message: &str, schema: Value) -> Result<Value, Value> {
+    let params = json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": schema
     });
     split_response(server_request("elicitation/create", Some(&params)))
 }
@@ -391,7 +399,11 @@ fn run_blocking_tool(id: Value, name: &str, args: Value) {
     match name {
         "ask_form" => {
             let msg = arg_str(&args, "message").unwrap_or("Who are you?");
-            send_elicitation_outcome(buf, &id, elicit_form(msg));
+            let outcome = match args.get("schema") {
+                Some(schema) => elicit_form_with(msg, schema.clone()),
+                None => elicit_form(msg),
+            };
+            send_elicitation_outcome(buf, &id, outcome);
         }
         "ask_url" => {
             let url = arg_str(&args, "url").unwrap_or("https://example.test/auth");
