@@ -84,6 +84,8 @@ SIGNATURES = {
     "tn_call_tool": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
     "tn_disconnect": (None, [c_void_p]),
     "tn_sanitize_name": (c_int32, [c_char_p, _OUT]),
+    "tn_tools_for": (c_int32, [c_void_p, c_char_p, _OUT]),
+    "tn_tools_to_provider": (c_int32, [c_char_p, c_char_p, _OUT]),
     # Debug-only test hook (c-api.md "Debug-only"): panics inside the guard, returns
     # TN_ERR_PANIC. Exported by debug builds alone; missing from a release build.
     "tn_debug_force_panic": (c_int32, [c_char_p]),
