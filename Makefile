@@ -37,13 +37,14 @@ BUILT   := $(CARGO_INSTALL_TARGET_DIR)/release
 STATIC_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 empty :=
 space := $(empty) $(empty)
+comma := ,
 STATIC_LIBS_CMAKE := $(subst $(space),;,$(STATIC_LIBS))
 # The system library directories: no rpath there (the dynamic linker's own search path).
 SYSTEM_LIBDIRS := /usr/lib /usr/local/lib /usr/lib64 /usr/local/lib64 /lib /lib64 \
   /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu
 IS_SYSTEM := $(filter $(patsubst %/,%,$(LIBDIR)),$(SYSTEM_LIBDIRS))
-RPATH_FLAG := $(if $(IS_SYSTEM),,-Wl,-rpath,$${libdir})
-CMAKE_RPATH := $(if $(IS_SYSTEM),,"-Wl,-rpath,$(LIBDIR)")
+PC_LIBS := -L$${libdir} $(if $(IS_SYSTEM),,-Wl,-rpath,$${libdir} )-ltoolnexus
+CMAKE_RPATH := $(if $(IS_SYSTEM),,-Wl$(comma)-rpath$(comma)$(LIBDIR))
 
 .PHONY: all lib install uninstall
 
@@ -71,7 +72,7 @@ install: lib
 	  'Name: toolnexus' \
 	  'Description: MCP client with a C ABI (stdio and HTTP servers, tools, elicitation bridge)' \
 	  'Version: $(VERSION)' \
-	  'Libs: -L$${libdir} $(RPATH_FLAG) -ltoolnexus' \
+	  'Libs: $(PC_LIBS)' \
 	  'Libs.private: $(STATIC_LIBS)' \
 	  'Cflags: -I$${includedir}' \
 	  > $(DESTDIR)$(PKGCONFIGDIR)/toolnexus.pc

