@@ -235,6 +235,25 @@ tn_status tn_call_tool(tn_client *client, const char *name, const char *args_jso
 void tn_disconnect(tn_client *client);
 
 /*
+ The connected tools (as `tn_list_tools` lists them) in `style`'s function-calling shape:
+ `"openai"`, `"anthropic"` or `"gemini"`. The server's input schema passes through verbatim.
+ An unknown style is `TN_ERR_INVALID_ARGUMENT`.
+
+ # Safety
+ `style` is NULL or a NUL-terminated string; `tools_json_out` is NULL or writable. `client`
+ is any value (a handle, not dereferenced).
+ */
+tn_status tn_tools_for(const tn_client *client, const char *style, char **tools_json_out);
+
+/*
+ The same mapping as [`tn_tools_for`] over a JSON array of tools (JSON in, JSON out).
+
+ # Safety
+ `tools_json` and `style` are NULL or NUL-terminated strings; `out` is NULL or writable.
+ */
+tn_status tn_tools_to_provider(const char *tools_json, const char *style, char **out);
+
+/*
  Starts a call and returns at once (§7). `options_json` may be NULL: `{"timeoutMs": n}`.
  `progress` may be NULL. When this returns anything but `TN_OK`, `done` is never called.
  `*call_id_out` (may be NULL) is written before `done` can fire.

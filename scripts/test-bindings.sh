@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Tests the host bindings: Python (ctypes package, pip-installed), Go (cgo, -race with
-# GODEBUG=cgocheck=2), C++ (header-only wrapper, example with -Werror), and the C install
-# (`make install` + pkg-config). Prints one line per part and "N passed, M failed" last; exits
+# GODEBUG=cgocheck=2, against this checkout's debug build: -tags toolnexus_local), C++
+# (header-only wrapper, example with -Werror), and the release library's exports. What users
+# install (wheel, sdist, `make install` with pkg-config, CMake, C++ and Go consumers) is tested by
+# scripts/test-dist.sh. Prints one line per part and "N passed, M failed" last; exits
 # non-zero on any failure. Installs what it needs into .cache/ (Go via apt-get when missing).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +56,8 @@ export TN_PARITY_VECTORS=$ROOT/../shared/parity/bridge-vectors.jsonl # ../shared
 echo "== python (bindings/python: toolnexus_c)"
 PY=$ROOT/.cache/peers/py/bin/python
 py_install() {
-  "$PY" -c 'import wheel' 2>/dev/null || "$PY" -m pip install -q --disable-pip-version-check wheel || return 1
+  "$PY" -c 'import wheel, setuptools_rust' 2>/dev/null ||
+    "$PY" -m pip install -q --disable-pip-version-check wheel setuptools-rust || return 1
   # Quick when already installed: skipped unless the package sources or the library changed.
   local stamp=.cache/bindings/python.stamp want
   want=$(cat target/install/release/libtoolnexus.so bindings/python/setup.py bindings/python/pyproject.toml \
@@ -84,10 +87,13 @@ part "python: README example" py_example
 echo "== go (bindings/go)"
 export GOPATH=$ROOT/.cache/go/path GOCACHE=$ROOT/.cache/go/cache GOMODCACHE=$ROOT/.cache/go/path/pkg/mod
 export GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local GO111MODULE=on
-go_vet() { (cd bindings/go && test -z "$(gofmt -l . | tee /dev/stderr)" && go vet ./... && echo "gofmt and go vet clean"); }
+# The binding's own tests link this checkout's debug build (the tag); its default build links the
+# installed library through pkg-config (scripts/test-dist.sh builds a module with it).
+GO_TAGS=(-tags toolnexus_local)
+go_vet() { (cd bindings/go && test -z "$(gofmt -l . | tee /dev/stderr)" && go vet "${GO_TAGS[@]}" ./... && echo "gofmt and go vet clean"); }
 go_test() {
   local log=$ROOT/$out/go-test.log
-  (cd bindings/go && GODEBUG=cgocheck=2 go test -race -count=1 -v . >"$log" 2>&1)
+  (cd bindings/go && GODEBUG=cgocheck=2 go test "${GO_TAGS[@]}" -race -count=1 -v . >"$log" 2>&1)
   local rc=$?
   grep -Ev '^(=== RUN|    --- PASS|--- PASS)' "$log"
   echo "$(grep -c -- '--- PASS' "$log") tests and subtests passed (go test -race, GODEBUG=cgocheck=2)"
@@ -95,7 +101,7 @@ go_test() {
 }
 go_example() {
   readme_is bindings/go/example/main.go bindings/go/README.md go &&
-    (cd bindings/go && go build -o "$ROOT/$out/go-example" ./example) && "$out/go-example" "$TN_FIXTURE"
+    (cd bindings/go && go build "${GO_TAGS[@]}" -o "$ROOT/$out/go-example" ./example) && "$out/go-example" "$TN_FIXTURE"
 }
 part "go: gofmt + vet" go_vet
 part "go: test -race cgocheck=2" go_test
@@ -124,41 +130,8 @@ part "c++: example -Werror, runs" cpp_example
 part "c++: tests" cpp_test
 part "c++: tests asan+ubsan" cpp_test_asan
 
-# ---------------------------------------------------------------- C install
-echo "== c install (make install + pkg-config)"
-c_install() ( # a subshell: the temporary prefix goes away on exit
-  # A fresh prefix at a fixed path, so Go's build cache (keyed on CGO_LDFLAGS below) is reused.
-  prefix=$ROOT/$out/install-prefix
-  rm -rf "$prefix" && mkdir -p "$prefix" || exit 1
-  trap 'rm -rf "$prefix"' EXIT
-  make -s install PREFIX="$prefix" || return 1
-  (cd "$prefix" && find . | sort)
-  [ "$(readlink "$prefix/lib/libtoolnexus.so")" = libtoolnexus.so.0 ] &&
-    [ "$(readlink "$prefix/lib/libtoolnexus.so.0")" = libtoolnexus.so.0.1.0 ] &&
-    readelf -d "$prefix/lib/libtoolnexus.so.0.1.0" | grep -q 'SONAME.*\[libtoolnexus\.so\.0\]' &&
-    echo "soname libtoolnexus.so.0" || { echo "bad soname or symlinks"; return 1; }
-  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
-  echo "pkg-config --cflags --libs toolnexus: $(pkg-config --cflags --libs toolnexus)"
-  # shellcheck disable=SC2046 # word splitting of pkg-config output is intended
-  gcc -std=c99 -Wall -Wextra -Werror bindings/c/install_test.c -o "$out/c-install-test" \
-    $(pkg-config --cflags --libs toolnexus) || return 1
-  readelf -d "$out/c-install-test" | grep -q 'NEEDED.*\[libtoolnexus\.so\.0\]' || { echo "not linked to the soname"; return 1; }
-  LD_LIBRARY_PATH=$prefix/lib "$out/c-install-test" "$TN_FIXTURE" || return 1
-  # the static library, with Libs.private
-  static_libs=$(pkg-config --static --libs toolnexus)
-  # shellcheck disable=SC2046,SC2086
-  gcc -std=c99 -Wall -Wextra -Werror bindings/c/install_test.c -o "$out/c-install-test-static" \
-    $(pkg-config --cflags toolnexus) "$prefix/lib/libtoolnexus.a" ${static_libs//-ltoolnexus/} || return 1
-  ! readelf -d "$out/c-install-test-static" | grep -q libtoolnexus || { echo "static build needs the .so"; return 1; }
-  "$out/c-install-test-static" "$TN_FIXTURE" | tail -n 1 || return 1
-  # Go against the installed copy through pkg-config (build tag toolnexus_pkgconfig)
-  # (CGO_LDFLAGS is part of Go's cache key; the pkg-config output is not.)
-  (cd bindings/go && CGO_LDFLAGS="-L$prefix/lib" go build -tags toolnexus_pkgconfig -o "$ROOT/$out/go-example-pkgconfig" ./example) &&
-    LD_LIBRARY_PATH=$prefix/lib "$out/go-example-pkgconfig" "$TN_FIXTURE" >/dev/null || { echo "go via pkg-config"; return 1; }
-  make -s uninstall PREFIX="$prefix" && [ -z "$(find "$prefix" -type f -o -type l)" ] || { echo "uninstall left files"; return 1; }
-  echo "installed, linked shared+static (+ Go via pkg-config), ran, uninstalled"
-)
-part "c: make install + pkg-config" c_install
+# ---------------------------------------------------------------- C release library
+echo "== c (release library)"
 # The release library exports the header's functions minus the debug-only ones (c-api.md).
 part "c: release exports = header" scripts/check-header.sh target/install/release/libtoolnexus.so release
 

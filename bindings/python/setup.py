@@ -1,98 +1,139 @@
-"""Builds libtoolnexus with cargo and bundles it into the toolnexus_c package.
+"""Builds libtoolnexus with cargo (setuptools-rust, Binding.NoBinding) into the toolnexus_c package.
 
-`pip install ./bindings/python` (from a checkout of the Rust repository) runs
-`cargo rustc --release` for the `toolnexus` crate and copies the resulting
-libtoolnexus.so into the wheel, next to toolnexus_c/__init__.py, with the
-repository's LICENSE-MIT and LICENSE-APACHE (the library is MIT OR Apache-2.0). The
-Rust sources are looked up at $TOOLNEXUS_SOURCE_DIR, else two directories above this file.
-The cargo invocation is the same as the top-level Makefile's (`make lib`), in
-the same target directory (target/install), so the two share one release build.
+The wheel carries toolnexus_c/libtoolnexus.so (loaded with ctypes, so the wheel is tagged
+py3-none-<platform>; `auditwheel repair` retags it manylinux) with its debug info stripped,
+plus the repository's LICENSE-MIT and LICENSE-APACHE. The Rust sources are found at
+$TOOLNEXUS_SOURCE_DIR, else in rust/ beside this file (an sdist carries them there: see
+SdistWithRust), else two directories up (a checkout). The cargo invocation is the Makefile's
+(`make lib`: cdylib + staticlib, soname libtoolnexus.so.0), so with CARGO_TARGET_DIR set to the
+checkout's target/install the two share one release build.
 """
 
 import os
+import re
 import shutil
-import subprocess
 import sys
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
+from setuptools_rust import Binding, RustExtension, Strip
+from setuptools_rust.build import build_rust
 
 try:
     from wheel.bdist_wheel import bdist_wheel
-except ImportError:  # pragma: no cover - only sdists can be built then
-    bdist_wheel = None
+except ImportError:  # pragma: no cover - older wheel
+    from setuptools.command.bdist_wheel import bdist_wheel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LIB_NAME = "libtoolnexus.so"
 SONAME = "libtoolnexus.so.0"
 LICENSES = ("LICENSE-MIT", "LICENSE-APACHE")
+# What cargo needs to build the library (an sdist carries these under rust/).
+RUST_FILES = ("Cargo.toml", "Cargo.lock", "build.rs", "cbindgen.toml") + LICENSES
+RUST_DIRS = ("src",)
+RUSTUP = "https://rustup.rs"
 
 
 def source_dir():
-    src = os.environ.get("TOOLNEXUS_SOURCE_DIR") or os.path.normpath(os.path.join(HERE, "..", ".."))
-    if not os.path.exists(os.path.join(src, "Cargo.toml")):
-        sys.exit(
-            "toolnexus-c: no Cargo.toml in %s; build from a checkout of the toolnexus repository "
-            "or set TOOLNEXUS_SOURCE_DIR" % src
-        )
-    return src
+    candidates = [os.environ.get("TOOLNEXUS_SOURCE_DIR"), os.path.join(HERE, "rust"), os.path.join(HERE, "..", "..")]
+    for d in candidates:
+        if d and os.path.exists(os.path.join(d, "Cargo.toml")) and os.path.exists(os.path.join(d, "src", "lib.rs")):
+            return os.path.normpath(d)
+    sys.exit(
+        "toolnexus-c: the Rust sources are missing (looked in %s): build from the sdist, a checkout of "
+        "the repository, or set TOOLNEXUS_SOURCE_DIR" % ", ".join(c for c in candidates if c)
+    )
 
 
-def build_library():
-    """cargo rustc --release for the cdylib (with a soname) and the staticlib; returns the .so path."""
-    prebuilt = os.environ.get("TOOLNEXUS_PREBUILT_LIB")
-    if prebuilt:
-        return prebuilt
-    src = source_dir()
-    target = os.environ.get("TOOLNEXUS_CARGO_TARGET_DIR") or os.path.join(src, "target", "install")
-    env = dict(os.environ, CARGO_TARGET_DIR=target)
-    cmd = [
-        os.environ.get("CARGO", "cargo"), "rustc", "--release", "--lib", "-p", "toolnexus",
-        "--manifest-path", os.path.join(src, "Cargo.toml"),
-        "--crate-type", "cdylib,staticlib", "--",
-        "-C", "link-arg=-Wl,-soname," + SONAME,
-    ]
-    print("toolnexus-c: " + " ".join(cmd), flush=True)
-    subprocess.check_call(cmd, env=env, cwd=src)
-    return os.path.join(target, "release", LIB_NAME)
+SRC = source_dir()
+if os.path.normpath(os.path.join(HERE, "..", "..")) == SRC and not os.environ.get("CARGO_TARGET_DIR"):
+    # In a checkout: the Makefile's target directory, shared with `make lib`.
+    os.environ["CARGO_TARGET_DIR"] = os.path.join(SRC, "target", "install")
 
 
-class BuildPyWithLib(build_py):
+class BuildRust(build_rust):
+    """The library as toolnexus_c/libtoolnexus.so, and a one-line error when Rust is missing."""
+
+    def run(self):
+        cargo = os.environ.get("CARGO", "cargo")
+        missing = [tool for tool in (cargo, "rustc") if shutil.which(tool) is None]
+        if missing:
+            sys.exit(
+                "toolnexus-c: building from source needs Rust (%s not found on PATH): install it from %s "
+                "(then open a new shell) and retry, or install a prebuilt toolnexus-c wheel"
+                % (" and ".join(missing), RUSTUP)
+            )
+        super().run()
+
+    def get_dylib_ext_path(self, ext, target_fname):
+        # A ctypes library, not a Python extension module: no EXT_SUFFIX in its name.
+        build_ext = self.get_finalized_command("build_ext")
+        return os.path.join(os.path.dirname(build_ext.get_ext_fullpath(target_fname)), "libtoolnexus.so")
+
+
+class BuildPyWithLicenses(build_py):
+    """The binary is distributed in the wheel: its license texts go with it."""
+
     def run(self):
         super().run()
-        lib = build_library()
-        dest_dir = os.path.join(self.build_lib, "toolnexus_c")
-        os.makedirs(dest_dir, exist_ok=True)
-        dest = os.path.join(dest_dir, LIB_NAME)
-        tmp = dest + ".tmp"
-        # Debug info stays in the cargo build; the wheel gets a copy without it (~6 MB, not ~37).
-        strip = shutil.which("strip")
-        if strip and not os.environ.get("TOOLNEXUS_NO_STRIP"):
-            subprocess.check_call([strip, "--strip-debug", "-o", tmp, lib])
-        else:
-            shutil.copyfile(lib, tmp)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, dest)
-        # The binary is distributed in the wheel: its license texts go with it.
+        dest = os.path.join(self.build_lib, "toolnexus_c")
+        os.makedirs(dest, exist_ok=True)
         for name in LICENSES:
-            shutil.copyfile(os.path.join(source_dir(), name), os.path.join(dest_dir, name))
+            shutil.copyfile(os.path.join(SRC, name), os.path.join(dest, name))
 
 
-cmdclass = {"build_py": BuildPyWithLib}
+class SdistWithRust(sdist):
+    """The sdist carries the crate under rust/, a workspace of its own (the checkout's
+    workspace members, the command and the test server, are not needed)."""
 
-if bdist_wheel is not None:
+    def make_release_tree(self, base_dir, files):
+        super().make_release_tree(base_dir, files)
+        rust = os.path.join(base_dir, "rust")
+        os.makedirs(rust, exist_ok=True)
+        for name in RUST_FILES:
+            shutil.copyfile(os.path.join(SRC, name), os.path.join(rust, name))
+        for d in RUST_DIRS:
+            shutil.copytree(os.path.join(SRC, d), os.path.join(rust, d), ignore=shutil.ignore_patterns("*.orig", "*~"))
+        manifest = os.path.join(rust, "Cargo.toml")
+        with open(manifest) as f:
+            text = f.read()
+        text, n = re.subn(r"(?m)^members\s*=\s*\[.*\]\s*$", 'members = ["."]', text)
+        if n != 1:
+            sys.exit("toolnexus-c: no `members = [...]` line in %s to rewrite for the sdist" % manifest)
+        with open(manifest, "w") as f:
+            f.write(text)
 
-    class PlatformWheel(bdist_wheel):
-        """The wheel carries a native library: tag it for this platform, not py3-none-any."""
 
-        def finalize_options(self):
-            super().finalize_options()
-            self.root_is_pure = False
+class PlatformWheel(bdist_wheel):
+    """The wheel carries a native library loaded with ctypes: any Python 3, this platform."""
 
-        def get_tag(self):
-            _, _, plat = super().get_tag()
-            return "py3", "none", plat
+    def finalize_options(self):
+        super().finalize_options()
+        self.root_is_pure = False
 
-    cmdclass["bdist_wheel"] = PlatformWheel
+    def get_tag(self):
+        _, _, plat = super().get_tag()
+        return "py3", "none", plat
 
-setup(cmdclass=cmdclass)
+
+setup(
+    rust_extensions=[
+        RustExtension(
+            "toolnexus_c.libtoolnexus",
+            path=os.path.join(SRC, "Cargo.toml"),
+            binding=Binding.NoBinding,
+            # `make lib`'s flags exactly, so the two share one build in target/install.
+            args=["--crate-type", "cdylib,staticlib"],
+            rustc_flags=["-C", "link-arg=-Wl,-soname," + SONAME],
+            strip=Strip.Debug,
+            debug=False,
+        )
+    ],
+    cmdclass={
+        "build_rust": BuildRust,
+        "build_py": BuildPyWithLicenses,
+        "sdist": SdistWithRust,
+        "bdist_wheel": PlatformWheel,
+    },
+    zip_safe=False,
+)

@@ -2,6 +2,7 @@
 //! calls the core, converts the result, and runs inside [`guard::guard`].
 #![allow(unsafe_code)]
 
+pub mod adapters;
 pub mod calls;
 pub mod client;
 pub mod guard;

@@ -92,6 +92,8 @@ SIGNATURES = {
     "tn_call_tool_async": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, DONE, PROGRESS, c_void_p,
                                      POINTER(ctypes.c_uint64)]),
     "tn_call_cancel": (c_int32, [c_void_p, ctypes.c_uint64]),
+    "tn_tools_for": (c_int32, [c_void_p, c_char_p, _OUT]),
+    "tn_tools_to_provider": (c_int32, [c_char_p, c_char_p, _OUT]),
     # Debug-only test hook (c-api.md "Debug-only"): panics inside the guard, returns
     # TN_ERR_PANIC. Exported by debug builds alone; missing from a release build.
     "tn_debug_force_panic": (c_int32, [c_char_p]),

@@ -149,7 +149,16 @@ pub fn run_blocking_tool(out: &dyn Out, id: Value, name: &str, args: Value) {
     match name {
         "ask_form" => {
             let msg = arg_str(&args, "message").unwrap_or("Who are you?");
-            send_elicitation_outcome(out, buf, &id, elicit_form(out, msg));
+            let outcome = match args.get("schema") {
+                // An optional requestedSchema (unlisted, so the listing stays as it was).
+                Some(schema) => {
+                    let mut params = form_params(msg);
+                    params["requestedSchema"] = schema.clone();
+                    split_response(server_request(out, "elicitation/create", Some(&params)))
+                }
+                None => elicit_form(out, msg),
+            };
+            send_elicitation_outcome(out, buf, &id, outcome);
         }
         "ask_url" => {
             let url = arg_str(&args, "url").unwrap_or("https://example.test/auth");

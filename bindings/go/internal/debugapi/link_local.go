@@ -1,4 +1,4 @@
-//go:build !toolnexus_pkgconfig
+//go:build toolnexus_local
 
 package debugapi
 

@@ -1,0 +1,295 @@
+//! `toolnexus`: tries an MCP config the way a host would (the library's [`toolnexus::Client`]),
+//! and runs the library's pure functions as JSON lines for other ports' parity tests.
+//!
+//! ```text
+//! toolnexus [--config FILE] tools [--json | --for openai|anthropic|gemini]
+//! toolnexus [--config FILE] call TOOL ['{"arg":…}'] [--json]
+//! toolnexus [--config FILE] status [--json]
+//! toolnexus bridge < lines.jsonl
+//! ```
+//!
+//! Exit codes: 0 success; 1 a tool result with `isError` (call) or a failed server (status);
+//! 2 a usage, config or library error (the message is on stderr).
+
+mod bridge;
+mod form;
+
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use toolnexus::{Client, Error};
+
+#[derive(Parser)]
+#[command(
+    name = "toolnexus",
+    version,
+    about = "Try an MCP config: list its tools, call one, see each server's status",
+    after_help = "A server's question during `call` is asked as a form on the terminal; without a \
+                  terminal on stdin it is declined.\nExit codes: 0 ok; 1 an isError result (call) \
+                  or a failed server (status); 2 a usage, config or library error."
+)]
+struct Cli {
+    /// The MCP config (the Claude-desktop / opencode JSON format).
+    #[arg(
+        long,
+        short = 'c',
+        value_name = "FILE",
+        default_value = "mcp.json",
+        global = true
+    )]
+    config: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the tools of every connected server, sorted by name.
+    Tools {
+        /// Print the tools as the library lists them (a JSON array).
+        #[arg(long, conflicts_with = "style")]
+        json: bool,
+        /// Print them in a model provider's function-calling shape.
+        #[arg(long = "for", value_name = "STYLE", value_parser = ["openai", "anthropic", "gemini"])]
+        style: Option<String>,
+    },
+    /// Call a tool and print its output; exits 1 when the result is an error.
+    Call {
+        /// The tool's listed name (see `toolnexus tools`).
+        tool: String,
+        /// The arguments, a JSON object (default `{}`).
+        args: Option<String>,
+        /// Print the whole ToolResult as JSON instead of its output text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Each server's status: connected (with its tool count), disabled, or failed and why.
+    Status {
+        /// Print the statuses as the library reports them (JSON).
+        #[arg(long)]
+        json: bool,
+    },
+    /// JSON lines on stdin, {"fn": NAME, "input": JSON, ...}, one result line each on stdout.
+    Bridge,
+}
+
+/// A failure of the command itself: printed as `toolnexus: …`, exit code 2.
+struct Fail(String);
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Self {
+        Fail(format!("{} ({})", e.message, e.kind.status_name()))
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let run = match cli.command {
+        Command::Bridge => bridge::run(std::io::stdin().lock(), std::io::stdout().lock())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(|e| Fail(format!("bridge: {e}"))),
+        Command::Tools { json, style } => with_client(&cli.config, |c| tools(c, json, style)),
+        Command::Call { tool, args, json } => {
+            with_client(&cli.config, |c| call(c, &tool, args.as_deref(), json))
+        }
+        Command::Status { json } => with_client(&cli.config, |c| status(c, json)),
+    };
+    match run {
+        Ok(code) => code,
+        Err(Fail(msg)) => {
+            eprintln!("toolnexus: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Connects the servers of `config` (with the terminal form as the resolver), runs `f`, and
+/// disconnects.
+fn with_client(
+    config: &PathBuf,
+    f: impl FnOnce(&Client) -> Result<ExitCode, Fail>,
+) -> Result<ExitCode, Fail> {
+    let text = std::fs::read_to_string(config).map_err(|e| {
+        Fail(format!(
+            "cannot read the config {}: {e} (pass another with --config FILE)",
+            config.display()
+        ))
+    })?;
+    let client = Client::connect(&text, Some(Arc::new(form::TerminalResolver::new())))
+        .map_err(|e| Fail(format!("{}: {}", config.display(), Fail::from(e).0)))?;
+    let out = f(&client);
+    client.close_begin();
+    client.close_finish();
+    out
+}
+
+/// The servers that failed, as `server `x`: why` lines (for stderr).
+fn failed_servers(client: &Client) -> Vec<String> {
+    let statuses: Value = serde_json::from_str(&client.statuses_json()).unwrap_or(Value::Null);
+    let Some(servers) = statuses.get("servers").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    servers
+        .iter()
+        .filter(|(_, s)| s.get("status").and_then(Value::as_str) == Some("failed"))
+        .map(|(name, s)| {
+            let why = s
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("no reason given");
+            if why.contains(name.as_str()) {
+                why.to_string()
+            } else {
+                format!("server `{name}` failed: {why}")
+            }
+        })
+        .collect()
+}
+
+fn tools(client: &Client, json: bool, style: Option<String>) -> Result<ExitCode, Fail> {
+    for line in failed_servers(client) {
+        eprintln!("toolnexus: {line}");
+    }
+    if let Some(style) = style {
+        println!(
+            "{}",
+            toolnexus::pure::tools_to_provider(client.tools_json(), &style)?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if json {
+        println!("{}", client.tools_json());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let tools: Vec<Value> = serde_json::from_str(client.tools_json())
+        .map_err(|e| Fail(format!("the library listed tools that are not JSON: {e}")))?;
+    if tools.is_empty() {
+        println!("(no tools)");
+    }
+    let width = tools
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0);
+    for t in &tools {
+        let name = t.get("name").and_then(Value::as_str).unwrap_or("?");
+        let desc = t.get("description").and_then(Value::as_str).unwrap_or("");
+        let desc = desc.lines().next().unwrap_or("");
+        println!("{name:width$}  {desc}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn call(client: &Client, tool: &str, args: Option<&str>, json: bool) -> Result<ExitCode, Fail> {
+    if let Some(a) = args {
+        match serde_json::from_str::<Value>(a) {
+            Ok(Value::Object(_)) => {}
+            Ok(_) => return Err(Fail("the arguments must be a JSON object".into())),
+            Err(e) => return Err(Fail(format!("the arguments are not JSON: {e}"))),
+        }
+    }
+    // TODO(progress): once the library's asynchronous calls report progress (another branch is
+    // adding them to src/ffi and src/session/conn), call through them here and, when stderr is
+    // a terminal, draw the progress with `indicatif` (a dependency of this crate only), pausing
+    // the bar while `form::TerminalResolver` asks a question.
+    let result = match client.call_tool(tool, args) {
+        Ok(r) => r,
+        Err(e) => {
+            if e.kind == toolnexus::ErrorKind::NotFound {
+                for line in failed_servers(client) {
+                    eprintln!("toolnexus: {line}");
+                }
+            }
+            return Err(e.into());
+        }
+    };
+    let v: Value = serde_json::from_str(&result).map_err(|e| {
+        Fail(format!(
+            "the library returned a result that is not JSON: {e}"
+        ))
+    })?;
+    let is_error = v.get("isError").and_then(Value::as_bool) == Some(true);
+    if json {
+        println!("{result}");
+    } else {
+        let output = v.get("output").and_then(Value::as_str).unwrap_or("");
+        if output.ends_with('\n') || output.is_empty() {
+            print!("{output}");
+        } else {
+            println!("{output}");
+        }
+    }
+    Ok(if is_error {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn status(client: &Client, json: bool) -> Result<ExitCode, Fail> {
+    let text = client.statuses_json();
+    let failed = !failed_servers(client).is_empty();
+    if json {
+        println!("{text}");
+    } else {
+        let v: Value = serde_json::from_str(&text).map_err(|e| {
+            Fail(format!(
+                "the library returned statuses that are not JSON: {e}"
+            ))
+        })?;
+        let servers = v.get("servers").and_then(Value::as_object);
+        if servers.is_none_or(|s| s.is_empty()) {
+            println!("(no servers in the config)");
+        }
+        for (name, s) in servers.into_iter().flatten() {
+            println!("{}", status_line(name, s));
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `name: connected (3 tools, protocol 2025-11-25)`, `name: failed: why`, plus warnings.
+fn status_line(name: &str, s: &Value) -> String {
+    let status = s.get("status").and_then(Value::as_str).unwrap_or("?");
+    let mut line = format!("{name}: {status}");
+    match status {
+        "connected" => {
+            let mut parts = Vec::new();
+            if let Some(n) = s.get("tools").and_then(Value::as_u64) {
+                parts.push(format!("{n} tool{}", if n == 1 { "" } else { "s" }));
+            }
+            if let Some(p) = s.get("protocolVersion").and_then(Value::as_str) {
+                parts.push(format!("protocol {p}"));
+            }
+            if !parts.is_empty() {
+                line.push_str(&format!(" ({})", parts.join(", ")));
+            }
+        }
+        "failed" => {
+            if let Some(e) = s.get("error").and_then(Value::as_str) {
+                line.push_str(&format!(": {e}"));
+            }
+        }
+        _ => {}
+    }
+    for w in s
+        .get("warnings")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let w = w.as_str().map_or_else(|| w.to_string(), str::to_string);
+        line.push_str(&format!("\n  warning: {w}"));
+    }
+    if let Some(e) = s.get("lastElicitationError").and_then(Value::as_str) {
+        line.push_str(&format!("\n  last elicitation error: {e}"));
+    }
+    line
+}

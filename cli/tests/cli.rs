@@ -1,0 +1,313 @@
+//! The `toolnexus` command end to end: `tools`, `call`, `status` against the fixture server
+//! (target/debug/tn-fixture-server, or $TN_FIXTURE; `cargo build --workspace` builds it), a
+//! question declined without a terminal, and `bridge` over every shared parity vector and every
+//! provider vector. The terminal form itself is tested through a pty by scripts/test-dist.sh.
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const EXE: &str = env!("CARGO_BIN_EXE_toolnexus");
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn fixture() -> PathBuf {
+    let p = std::env::var_os("TN_FIXTURE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("target/debug/tn-fixture-server"));
+    assert!(
+        p.exists(),
+        "no fixture server at {} (cargo build --workspace builds it)",
+        p.display()
+    );
+    p
+}
+
+/// A temporary directory with an mcp.json: the fixture as `fx`, and a server that cannot start.
+fn config_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tn-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = serde_json::json!({"mcpServers": {
+        "fx": {"command": [fixture()]},
+        "broken": {"command": ["/nonexistent/tn-no-such-server"]},
+    }});
+    std::fs::write(dir.join("mcp.json"), config.to_string()).unwrap();
+    dir
+}
+
+/// Runs the command in `dir` with stdin from /dev/null (not a terminal).
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(EXE)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn tools_lists_every_tool_and_names_the_failed_server() {
+    let dir = config_dir("tools");
+    let out = run(&dir, &["tools"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.lines().any(|l| l.starts_with("fx_echo ")),
+        "{stdout}"
+    );
+    assert_eq!(stdout.lines().count(), 29, "{stdout}");
+    assert!(
+        stderr.contains("`broken`") && stderr.contains("cannot start"),
+        "{stderr}"
+    );
+    // --json is the library's listing; --for the provider shape; --config after the subcommand.
+    let out = run(&dir, &["tools", "--json", "--config", "mcp.json"]);
+    let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tools.len(), 29);
+    assert_eq!(tools[0]["source"], "mcp");
+    let out = run(
+        &dir,
+        &["--config", "mcp.json", "tools", "--for", "anthropic"],
+    );
+    let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        tools.iter().all(|t| t.get("input_schema").is_some()),
+        "{tools:?}"
+    );
+    let out = run(&dir, &["tools", "--for", "cohere"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn call_prints_the_output_and_exits_nonzero_on_is_error() {
+    let dir = config_dir("call");
+    let out = run(&dir, &["call", "fx_echo", r#"{"text":"héllo 😀"}"#]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "héllo 😀\n");
+
+    let out = run(&dir, &["call", "fx_fail"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("first problem"));
+
+    let out = run(&dir, &["call", "fx_add", r#"{"a":2,"b":3}"#, "--json"]);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (r["output"].as_str(), r["isError"].as_bool()),
+        (Some("5"), Some(false))
+    );
+
+    let out = run(&dir, &["call", "broken_x"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("TN_ERR_NOT_FOUND") && err.contains("`broken`"),
+        "{err}"
+    );
+
+    let out = run(&dir, &["call", "fx_echo", "{not json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("not JSON"));
+}
+
+#[test]
+fn a_question_without_a_terminal_is_declined_with_a_message() {
+    let dir = config_dir("decline");
+    let out = run(&dir, &["call", "fx_ask_form"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "{\"action\":\"decline\"}\n");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("Who are you?") && err.contains("no terminal was available"),
+        "{err}"
+    );
+}
+
+#[test]
+fn status_reports_each_server_and_exits_1_when_one_failed() {
+    let dir = config_dir("status");
+    let out = run(&dir, &["status"]);
+    assert_eq!(out.status.code(), Some(1));
+    let s = text(&out.stdout);
+    assert!(s.contains("fx: connected (29 tools"), "{s}");
+    assert!(
+        s.contains("broken: failed: ") && s.contains("cannot start"),
+        "{s}"
+    );
+
+    let out = run(&dir, &["status", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["servers"]["fx"]["status"], "connected");
+
+    std::fs::write(
+        dir.join("ok.json"),
+        serde_json::json!({"mcpServers": {"fx": {"command": [fixture()]}}}).to_string(),
+    )
+    .unwrap();
+    let out = run(&dir, &["status", "-c", "ok.json"]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+
+    let out = run(&dir, &["status", "--config", "missing.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot read the config missing.json"));
+    std::fs::write(dir.join("bad.json"), "{").unwrap();
+    let out = run(&dir, &["status", "--config", "bad.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("bad.json"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Feeds `lines` to `toolnexus bridge`; returns one output line per input line.
+fn bridge(lines: &[String]) -> Vec<String> {
+    let mut child = Command::new(EXE)
+        .arg("bridge")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = lines.join("\n") + "\n";
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(out.status.success());
+    let got: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
+    assert_eq!(got.len(), lines.len(), "one output line per input line");
+    got
+}
+
+/// Replaces each Request id (`elc-<base36>-<n>`, checked) with `<ID>`.
+fn normalize_ids(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("\"elc-") {
+        out.push_str(&rest[..=i]);
+        let tail = &rest[i + 1..];
+        let end = tail.find('"').expect("an unterminated id");
+        let id = &tail[..end];
+        let parts: Vec<&str> = id.splitn(3, '-').collect();
+        let ok = parts.len() == 3
+            && !parts[1].is_empty()
+            && parts[1]
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+            && parts[2].bytes().all(|b| b.is_ascii_digit())
+            && !parts[2].starts_with('0')
+            && !parts[2].is_empty();
+        assert!(ok, "a Request id not of the form elc-<base36>-<n>: {id}");
+        out.push_str("<ID>");
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn raw_members(line: &str) -> HashMap<String, Box<RawValue>> {
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON object ({e}): {line}"))
+}
+
+fn vector_text(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(normalize_ids)
+}
+
+#[test]
+fn bridge_passes_every_shared_parity_vector() {
+    let path = std::env::var_os("TN_PARITY_VECTORS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("../shared/parity/bridge-vectors.jsonl"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("the parity vectors at {}: {e}", path.display()));
+    // The vector lines go in verbatim: `fn`, `input` and `resolver` are read, the rest ignored.
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect();
+    assert!(lines.len() > 600, "{} vectors", lines.len());
+    let got = bridge(&lines);
+    let mut failures = Vec::new();
+    for (line, out) in lines.iter().zip(&got) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let case = v.get("case").and_then(Value::as_str).unwrap_or("?");
+        let m = raw_members(out);
+        let ok = m.get("ok").map(|r| r.get()) == Some("true");
+        if v.get("error") == Some(&Value::Bool(true)) {
+            let status = m
+                .get("status")
+                .map(|r| r.get().to_string())
+                .unwrap_or_default();
+            let error = m.get("error").map(|r| r.get().len()).unwrap_or(0);
+            if ok || !status.starts_with("\"TN_ERR_") || error <= 2 {
+                failures.push(format!("{case}: expected an error, got {out}"));
+            }
+            continue;
+        }
+        if !ok {
+            failures.push(format!("{case}: expected ok, got {out}"));
+            continue;
+        }
+        let output = m.get("output").map(|r| normalize_ids(r.get()));
+        let want = vector_text(&v, "output").unwrap_or_else(|| "null".into());
+        if output.as_deref() != Some(want.as_str()) {
+            failures.push(format!("{case}: output {output:?}, want {want}"));
+        }
+        if v["fn"] == "server_request_response" {
+            let seen = m.get("request_seen").map(|r| normalize_ids(r.get()));
+            let want = vector_text(&v, "request_seen").unwrap_or_else(|| "null".into());
+            if seen.as_deref() != Some(want.as_str()) {
+                failures.push(format!("{case}: request_seen {seen:?}, want {want}"));
+            }
+        } else if m.contains_key("request_seen") {
+            failures.push(format!("{case}: request_seen on a {} line", v["fn"]));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    eprintln!(
+        "{} parity vectors passed through `toolnexus bridge`",
+        lines.len()
+    );
+}
+
+#[test]
+fn bridge_maps_tools_for_every_provider_vector() {
+    let text = std::fs::read_to_string(repo().join("tests/vectors/providers.jsonl")).unwrap();
+    let vectors: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let lines: Vec<String> = vectors
+        .iter()
+        .map(|v| {
+            serde_json::json!({"fn": "tools_to_provider", "input": v["input"], "style": v["style"]})
+                .to_string()
+        })
+        .collect();
+    let got = bridge(&lines);
+    for (v, out) in vectors.iter().zip(&got) {
+        let m = raw_members(out);
+        match v.get("output").and_then(Value::as_str) {
+            Some(want) => assert_eq!(m["output"].get(), want, "{v}"),
+            None => {
+                assert_eq!(m["ok"].get(), "false", "{v}: {out}");
+                assert_eq!(m["status"].get(), v["error"].to_string(), "{v}: {out}");
+            }
+        }
+    }
+}
