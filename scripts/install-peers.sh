@@ -14,6 +14,15 @@ if [ "$have" != "$EVERYTHING_VERSION" ]; then
   npm install --prefix "$PEERS/npm" --no-audit --no-fund --loglevel=error \
     "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
 fi
+# MCP 2026-07-28 peers: the TypeScript SDK 2.4 server (tests/peers/ts_peer.mjs), in a prefix of
+# its own so that its dependencies never move server-everything's.
+MODERN_SERVER_VERSION=2.4.0
+have=$(node -p "try{require(require('path').resolve('$PEERS/npm-modern/node_modules/@modelcontextprotocol/server/package.json')).version}catch(e){''}")
+if [ "$have" != "$MODERN_SERVER_VERSION" ]; then
+  mkdir -p "$PEERS/npm-modern"
+  npm install --prefix "$PEERS/npm-modern" --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/server@$MODERN_SERVER_VERSION" "@modelcontextprotocol/node@2.1.2" "zod@4.6.7"
+fi
 [ -x "$PEERS/py/bin/python" ] || python3 -m venv "$PEERS/py"
 "$PEERS/py/bin/python" - "$MCP_PY_VERSION" "$PYTEST_VERSION" <<'PY' 2>/dev/null || \
   "$PEERS/py/bin/pip" install -q --disable-pip-version-check "mcp==$MCP_PY_VERSION" "pytest==$PYTEST_VERSION"

@@ -104,6 +104,24 @@ impl Session {
                     r
                 }
             };
+            // A JSON-RPC error arrives as a response line; the two that ask something of the
+            // host are looked at here (a cheap check first: results rarely say "error").
+            let reply = match reply {
+                Ok(line) if line.contains("\"error\"") => {
+                    match crate::jsonrpc::result_value(&line) {
+                        Err(e)
+                            if matches!(
+                                e.get("code").and_then(Value::as_i64),
+                                Some(-32042) | Some(-32021)
+                            ) =>
+                        {
+                            Err(RequestError::Rpc(e))
+                        }
+                        _ => Ok(line),
+                    }
+                }
+                other => other,
+            };
             let line = match reply {
                 Ok(line) => line,
                 Err(RequestError::Rpc(e))
@@ -132,6 +150,15 @@ impl Session {
                             return self.round_end(other, &at);
                         }
                     }
+                }
+                Err(RequestError::Rpc(e))
+                    if self.conn.live().is_none()
+                        && e.get("code").and_then(Value::as_i64) == Some(-32021) =>
+                {
+                    // The server needs input and we declared no elicitation (§6): say why.
+                    self.conn.set_elicitation_error(ASKED_WITHOUT_RESOLVER);
+                    let r = self.shape_failure(remote, RequestError::Rpc(e), limits)?;
+                    return Some(crate::shape::append_line(&r, ASKED_WITHOUT_RESOLVER));
                 }
                 Err(e) => return self.shape_failure(remote, e, limits).map(asked_line),
             };

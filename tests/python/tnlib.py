@@ -42,6 +42,7 @@ TN_ERR_INTERNAL = 8
 # Resolver return values.
 TN_RESOLVED = 0
 TN_DEFERRED = 1
+TN_SUSPEND = 0x53555350
 # What a Resolver returns when its Python function raised (anything but
 # TN_RESOLVED / TN_DEFERRED means "failed": the server sees cancel).
 RESOLVER_FAILED = -1
@@ -92,6 +93,7 @@ SIGNATURES = {
     "tn_call_tool_async": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, DONE, PROGRESS, c_void_p,
                                      POINTER(ctypes.c_uint64)]),
     "tn_call_cancel": (c_int32, [c_void_p, ctypes.c_uint64]),
+    "tn_call_tool_resume": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
     "tn_tools_for": (c_int32, [c_void_p, c_char_p, _OUT]),
     "tn_tools_to_provider": (c_int32, [c_char_p, c_char_p, _OUT]),
     # Debug-only test hook (c-api.md "Debug-only"): panics inside the guard, returns
@@ -297,6 +299,13 @@ class Client:
     def start(self, name, args=None, options=None, progress=True):
         """tn_call_tool_async -> an AsyncCall (status != TN_OK: its `status` and `error`)."""
         return AsyncCall(self, name, args, options, progress)
+
+    def resume(self, token, answers):
+        """tn_call_tool_resume -> (status, ToolResult text or the last error message)."""
+        status, out = call_out(lib().tn_call_tool_resume, self.handle, token, answers)
+        if status == TN_OK:
+            return status, out.decode("utf-8")
+        return status, last_error() or ""
 
     def cancel(self, call_id):
         """tn_call_cancel -> (status, last error message)."""

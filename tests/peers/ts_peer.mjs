@@ -1,0 +1,170 @@
+// MCP test peer on the official TypeScript SDK v2 (@modelcontextprotocol/server 2.4.0).
+// Serves the 2026-07-28 ("modern") era, optionally also the legacy (initialize) era.
+//
+// usage: node ts_peer.mjs stdio-modern            # serveStdio(factory, {legacy:'reject'})
+//        node ts_peer.mjs stdio-dual              # serveStdio(factory, {legacy:'serve'})  (SDK default)
+//        node ts_peer.mjs http-modern [--port N]  # createMcpHandler(factory, {legacy:'reject'}) on 127.0.0.1:N/mcp
+//        node ts_peer.mjs http-dual   [--port N]  # createMcpHandler(factory)  (legacy served *stateless*)
+//   extra flags: --json (responseMode:'json'), --sse (responseMode:'sse'); default 'auto'.
+//
+// Needs (from this file's directory or with NODE_PATH):
+//   npm install --prefix <dir> @modelcontextprotocol/server@2.4.0 @modelcontextprotocol/node@2.1.2 zod@4.6.7
+//   and run with:  PEER_NODE_MODULES=<dir>/node_modules node ts_peer.mjs ...
+//   (ESM ignores NODE_PATH, so this file resolves the packages itself from $PEER_NODE_MODULES,
+//   default ./node_modules.) Binds 127.0.0.1 only.
+//
+// Tools:
+//   echo {text}            plain result
+//   ask {}                 one form question "Who are you?" {name:string (required), age:integer}
+//                          modern: inputRequired(...)   legacy: ctx.mcpReq.elicitInput(...) (a real push)
+//   ask_shim {}            same question but ALWAYS returns inputRequired(...): on a legacy stdio
+//                          connection the SDK's "legacy shim" turns it into a real elicitation/create push.
+//   ask_two {}             two questions in ONE round: keys "name" and "confirm"
+//   ask_forever {}         never completes: answers every round with a new input_required (round n in requestState)
+//   ask_url {url?}         URL-mode question. modern: inputRequired.elicitUrl; legacy: throws
+//                          UrlElicitationRequiredError (-32042) unless the retry is "after" (arg done:true)
+//   state_only {}          first round returns input_required with ONLY requestState (no inputRequests)
+//   slow {steps, ms}       sends notifications/progress (when _meta.progressToken is given) then completes;
+//                          logs "slow aborted" to stderr when cancelled
+//   region {region, query} inputSchema property region carries "x-mcp-header":"Region" (SEP-2243)
+import { createRequire } from 'node:module';
+import http from 'node:http';
+import path from 'node:path';
+
+const nm = process.env.PEER_NODE_MODULES || path.join(process.cwd(), 'node_modules');
+const require = createRequire(path.join(nm, 'x.js'));
+const imp = (p) => import(require.resolve(p));
+const { McpServer, createMcpHandler, inputRequired, acceptedContent, UrlElicitationRequiredError } =
+  await imp('@modelcontextprotocol/server');
+const { serveStdio } = await imp('@modelcontextprotocol/server/stdio');
+const { toNodeHandler } = await imp('@modelcontextprotocol/node');
+const z = await imp('zod/v4');
+
+const PERSON = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', description: 'Your name' },
+    age: { type: 'integer', description: 'Your age', default: 30 }
+  },
+  required: ['name']
+};
+const CONFIRM = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] };
+
+function factory(rc) {
+  const era = rc.era; // 'modern' | 'legacy'
+  const server = new McpServer({ name: 'ts-peer', version: '1.0.0' }, { capabilities: { tools: {} } });
+  const text = (t) => ({ content: [{ type: 'text', text: t }] });
+
+  server.registerTool('echo', { description: 'Return the text unchanged.', inputSchema: z.object({ text: z.string() }) },
+    async ({ text: t }) => text(t));
+
+  server.registerTool('ask', { description: 'Asks who you are (form elicitation).', inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      if (era === 'legacy') {
+        const r = await ctx.mcpReq.elicitInput({ mode: 'form', message: 'Who are you?', requestedSchema: PERSON });
+        return text(JSON.stringify({ era, ...r }));
+      }
+      const r = ctx.mcpReq.inputResponses?.who;
+      if (!r) {
+        return inputRequired({
+          inputRequests: { who: inputRequired.elicit({ message: 'Who are you?', requestedSchema: PERSON }) },
+          requestState: 'ask-1'
+        });
+      }
+      return text(JSON.stringify({ era, requestState: ctx.mcpReq.requestState() ?? null, ...r }));
+    });
+
+  server.registerTool('ask_shim', { description: 'Asks via inputRequired in both eras (legacy shim).', inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      const r = ctx.mcpReq.inputResponses?.who;
+      if (!r) return inputRequired({ inputRequests: { who: inputRequired.elicit({ message: 'Who are you?', requestedSchema: PERSON }) } });
+      return text(JSON.stringify({ era, ...r }));
+    });
+
+  server.registerTool('ask_two', { description: 'Asks two questions in one round.', inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      const rs = ctx.mcpReq.inputResponses;
+      if (!rs?.name || !rs?.confirm) {
+        return inputRequired({
+          inputRequests: {
+            name: inputRequired.elicit({ message: 'Your name?', requestedSchema: PERSON }),
+            confirm: inputRequired.elicit({ message: 'Proceed?', requestedSchema: CONFIRM })
+          },
+          requestState: 'two-1'
+        });
+      }
+      return text(JSON.stringify({ era, name: rs.name, confirm: rs.confirm }));
+    });
+
+  server.registerTool('ask_forever', { description: 'Never stops asking.', inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      const n = Number(ctx.mcpReq.requestState() ?? 0) + 1;
+      return inputRequired({
+        inputRequests: { ['q' + n]: inputRequired.elicit({ message: `Question ${n}?`, requestedSchema: CONFIRM }) },
+        requestState: String(n)
+      });
+    });
+
+  server.registerTool('ask_url', { description: 'URL-mode elicitation.', inputSchema: z.object({ url: z.string().optional(), done: z.boolean().optional() }) },
+    async ({ url, done }, ctx) => {
+      const u = url ?? 'https://example.com/authorize';
+      if (era === 'legacy') {
+        if (done) return text(JSON.stringify({ era, done: true }));
+        throw new UrlElicitationRequiredError([{ mode: 'url', message: 'Please authorize.', url: u, elicitationId: 'el-1' }]);
+      }
+      const r = ctx.mcpReq.inputResponses?.auth;
+      if (!r) return inputRequired({ inputRequests: { auth: inputRequired.elicitUrl({ message: 'Please authorize.', url: u }) }, requestState: 'url-1' });
+      return text(JSON.stringify({ era, auth: r }));
+    });
+
+  server.registerTool('state_only', { description: 'input_required with requestState only.', inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      const s = ctx.mcpReq.requestState();
+      if (!s) return inputRequired({ requestState: 'come-back' });
+      return text(JSON.stringify({ era, requestState: s }));
+    });
+
+  server.registerTool('slow', { description: 'Progress notifications, then a result.', inputSchema: z.object({ steps: z.number().int().default(3), ms: z.number().int().default(300) }) },
+    async ({ steps, ms }, ctx) => {
+      const token = ctx.mcpReq._meta?.progressToken;
+      for (let i = 1; i <= steps; i++) {
+        await new Promise((res, rej) => {
+          const t = setTimeout(res, ms);
+          ctx.mcpReq.signal.addEventListener('abort', () => { clearTimeout(t); rej(new Error('aborted')); }, { once: true });
+        }).catch((e) => { console.error(`slow aborted at step ${i}`); throw e; });
+        if (token !== undefined) {
+          await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps, message: `step ${i}` } });
+        }
+      }
+      return text(`done after ${steps} steps`);
+    });
+
+  server.registerTool('region', {
+    description: 'Has an x-mcp-header parameter.',
+    inputSchema: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region' }), query: z.string() })
+  }, async ({ region, query }) => text(`${region}: ${query}`));
+
+  return server;
+}
+
+const mode = process.argv[2] || 'stdio-modern';
+const port = process.argv.includes('--port') ? Number(process.argv[process.argv.indexOf('--port') + 1]) : 38500;
+const responseMode = process.argv.includes('--json') ? 'json' : process.argv.includes('--sse') ? 'sse' : 'auto';
+
+if (mode === 'stdio-modern' || mode === 'stdio-dual') {
+  serveStdio(factory, { legacy: mode === 'stdio-modern' ? 'reject' : 'serve', onerror: (e) => console.error('onerror:', e.message) });
+} else if (mode === 'http-modern' || mode === 'http-dual') {
+  const handler = createMcpHandler(factory, {
+    ...(mode === 'http-modern' ? { legacy: 'reject' } : {}),
+    responseMode,
+    onerror: (e) => console.error('onerror:', e.message)
+  });
+  const node = toNodeHandler(handler);
+  http.createServer((req, res) => {
+    if (new URL(req.url, 'http://x').pathname !== '/mcp') { res.writeHead(404).end(); return; }
+    node(req, res);
+  }).listen(port, '127.0.0.1', () => console.error(`listening on http://127.0.0.1:${port}/mcp (${mode}, responseMode=${responseMode})`));
+} else {
+  console.error('unknown mode ' + mode);
+  process.exit(2);
+}
