@@ -31,6 +31,8 @@ pub(crate) enum RequestError {
     /// The server no longer knows the HTTP session the request was sent on (its generation):
     /// the session establishes a new one and sends the request again (§5).
     SessionExpired(u64),
+    /// Authorization failed (§8): at connect, the server fails in phase `auth`.
+    Auth(String),
     /// The client is being disconnected.
     Closed,
 }
@@ -46,7 +48,7 @@ impl RequestError {
                 format!("the server answered with JSON-RPC error {code}: {msg}")
             }
             RequestError::Timeout(_) => format!("no answer within {} ms", timeout.as_millis()),
-            RequestError::Lost(m) => m.clone(),
+            RequestError::Lost(m) | RequestError::Auth(m) => m.clone(),
             RequestError::SessionExpired(_) => {
                 "the server's HTTP session expired (HTTP 404) and could not be renewed".into()
             }

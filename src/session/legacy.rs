@@ -37,7 +37,7 @@ pub(super) fn handshake(s: &Session) -> Result<(String, Vec<String>), StartError
             Some(&initialize_params(s.with_resolver)),
             s.spec.timeout,
         )
-        .map_err(|f| s.phase_error("initialize", &s.explain(&f)))?;
+        .map_err(|f| s.failed("initialize", &f))?;
     let version = init
         .get("protocolVersion")
         .and_then(Value::as_str)

@@ -84,10 +84,16 @@ pub(crate) fn open(
             &conn,
         )
         .map_err(|e| phase_error(spec, "connect", &e))?,
-        Endpoint::Remote { url, headers, net } => crate::transport::http::connect(
+        Endpoint::Remote {
             url,
             headers,
             net,
+            auth,
+        } => crate::transport::http::connect(
+            url,
+            headers,
+            net,
+            auth,
             spec.timeout,
             spec.max_message_bytes,
             &conn,
@@ -137,6 +143,16 @@ fn phase_error(spec: &ServerSpec, phase: &str, cause: &str) -> StartError {
 impl Session {
     fn phase_error(&self, phase: &str, cause: &str) -> StartError {
         phase_error(&self.spec, phase, cause)
+    }
+
+    /// A request of `phase` failed; an authorization failure is phase `auth` (§8).
+    fn failed(&self, phase: &str, f: &RequestError) -> StartError {
+        let phase = if matches!(f, RequestError::Auth(_)) {
+            "auth"
+        } else {
+            phase
+        };
+        self.phase_error(phase, &self.explain(f))
     }
 
     /// A failure in words with configured secrets masked (§9), plus the child's last stderr
@@ -196,7 +212,7 @@ impl Session {
             });
             let page = self
                 .request_value("tools/list", params.as_deref())
-                .map_err(|f| self.phase_error("tools/list", &self.explain(&f)))?;
+                .map_err(|f| self.failed("tools/list", &f))?;
             if let Some(Value::Array(items)) = page.get("tools") {
                 tools.extend(items.iter().filter_map(|t| t.as_object().cloned()));
             }
