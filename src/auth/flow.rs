@@ -562,7 +562,7 @@ impl Auth {
                 .get("refresh_token")
                 .and_then(Value::as_str)
                 .map(str::to_string),
-            expires_at: lifetime.map(|l| now() + l),
+            expires_at: lifetime.map(|l| now().saturating_add(l)),
             lifetime,
             scope: v.get("scope").and_then(Value::as_str).map(str::to_string),
         };
