@@ -42,3 +42,12 @@ net.Server.prototype.listen = function (...a) {
   return listen.apply(this, a);
 };
 JS
+# An authorization server nobody here wrote, for the refresh test (tests/python/test_oauth.py),
+# in a prefix of its own: .cache is shared between checkouts.
+OAUTH_MOCK_VERSION=9.3.0
+mkdir -p "$PEERS/oauth-npm"
+have=$(node -p "try{require(require('path').resolve('$PEERS/oauth-npm/node_modules/oauth2-mock-server/package.json')).version}catch(e){''}")
+if [ "$have" != "$OAUTH_MOCK_VERSION" ]; then
+  npm install --prefix "$PEERS/oauth-npm" --no-audit --no-fund --loglevel=error \
+    "oauth2-mock-server@$OAUTH_MOCK_VERSION"
+fi

@@ -52,6 +52,27 @@ export TN_FIXTURE=$ROOT/target/debug/tn-fixture-server
 export TN_PARITY_VECTORS=$ROOT/../shared/parity/bridge-vectors.jsonl # ../shared/parity from the repo root
 [ -f "$TN_PARITY_VECTORS" ] || setup_failed "no parity vectors at $TN_PARITY_VECTORS" /dev/null
 
+# The examples also log in to the TypeScript SDK's example OAuth-protected server (its demo
+# authorization server signs in at once); the "browser" is tests/peers/follow_url.py via $BROWSER.
+TS_OAUTH=.cache/peers/npm/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+mcp_port=$(free_port) auth_port=$(free_port)
+MCP_PORT=$mcp_port MCP_AUTH_PORT=$auth_port node --require "$ROOT/.cache/peers/loopback.cjs" "$ROOT/$TS_OAUTH" --oauth \
+  >"$log_dir/ts-oauth-server.log" 2>&1 &
+OAUTH_PID=$!
+trap 'kill $OAUTH_PID 2>/dev/null' EXIT
+for _ in $(seq 100); do
+  python3 -c "import socket,sys; [socket.create_connection(("127.0.0.1", p), 1) for p in ($auth_port, $mcp_port)]" 2>/dev/null && break
+  sleep 0.1
+done
+export TN_OAUTH_URL=http://localhost:$mcp_port/mcp
+login() { # login CMD...: runs an example with the OAuth server too; its remote server must connect
+  local o
+  o=$(BROWSER=$ROOT/tests/peers/follow_url.py "$@" "$TN_OAUTH_URL" 2>&1)
+  echo "$o"
+  grep -Eq 'remote: connected|"remote":\{"status":"connected"' <<<"$o"
+}
+
 # ---------------------------------------------------------------- Python
 echo "== python (bindings/python: toolnexus_c)"
 PY=$ROOT/.cache/peers/py/bin/python
@@ -82,6 +103,7 @@ py_example() {
 part "python: pip install" py_install
 part "python: tests" py_tests
 part "python: README example" py_example
+part "python: example logs in (OAuth)" login env -u TOOLNEXUS_LIB "$PY" "$ROOT/bindings/python/example.py" "$TN_FIXTURE"
 
 # ---------------------------------------------------------------- Go
 echo "== go (bindings/go)"
@@ -106,6 +128,7 @@ go_example() {
 part "go: gofmt + vet" go_vet
 part "go: test -race cgocheck=2" go_test
 part "go: README example" go_example
+part "go: example logs in (OAuth)" login "$out/go-example" "$TN_FIXTURE"
 
 # ---------------------------------------------------------------- C++
 echo "== c++ (bindings/cpp)"
@@ -127,6 +150,7 @@ cpp_test_asan() {
     ASAN_OPTIONS=detect_leaks=1 "$out/cpp-test-asan" "$TN_FIXTURE" "$TN_PARITY_VECTORS"
 }
 part "c++: example -Werror, runs" cpp_example
+part "c++: example logs in (OAuth)" login "$out/cpp-example" "$TN_FIXTURE"
 part "c++: tests" cpp_test
 part "c++: tests asan+ubsan" cpp_test_asan
 

@@ -35,6 +35,8 @@ pub enum Endpoint {
         headers: Vec<(String, String)>,
         /// TLS files and proxy (§5 "TLS and networks").
         net: NetSpec,
+        /// `auth` (§8): how to log in when the server answers 401.
+        auth: Box<crate::auth::spec::AuthSpec>,
     },
 }
 
@@ -106,7 +108,11 @@ impl ServerSpec {
     /// The values to mask in any server text quoted in an error or status (§9).
     pub fn secrets(&self) -> crate::secrets::Secrets {
         match &self.endpoint {
-            Endpoint::Remote { headers, .. } => crate::secrets::Secrets::of_headers(headers),
+            Endpoint::Remote { headers, auth, .. } => {
+                let mut all = headers.clone();
+                all.extend(auth.secrets().into_iter().map(|s| (String::new(), s)));
+                crate::secrets::Secrets::of_headers(&all)
+            }
             Endpoint::Local { .. } => crate::secrets::Secrets::default(),
         }
     }
@@ -353,7 +359,13 @@ fn parse_remote(o: &Map<String, Value>) -> std::result::Result<Endpoint, String>
             ))
         }
     }
-    Ok(Endpoint::Remote { url, headers, net })
+    let auth = Box::new(crate::auth::spec::parse(o.get("auth"))?);
+    Ok(Endpoint::Remote {
+        url,
+        headers,
+        net,
+        auth,
+    })
 }
 
 fn string_map(

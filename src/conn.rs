@@ -35,6 +35,8 @@ pub(crate) enum RequestError {
     TimedOutTotal(u64),
     /// The host cancelled the call (§7).
     Cancelled,
+    /// Authorization failed (§8): at connect, the server fails in phase `auth`.
+    Auth(String),
     /// The client is being disconnected.
     Closed,
 }
@@ -51,7 +53,7 @@ impl RequestError {
             }
             RequestError::Timeout(_) => format!("no answer within {} ms", timeout.as_millis()),
             RequestError::TimedOutTotal(_) => "no answer within maxTotalTimeout".into(),
-            RequestError::Lost(m) => m.clone(),
+            RequestError::Lost(m) | RequestError::Auth(m) => m.clone(),
             RequestError::SessionExpired(_) => {
                 "the server's HTTP session expired (HTTP 404) and could not be renewed".into()
             }

@@ -14,6 +14,7 @@
 //! | `conn` | one connection's bookkeeping: ids, pending calls, progress, waking callers |
 //! | `live_bridge` | server requests on a live connection: the resolver inline, SEP-1034 (§4) |
 //! | `clock` | call timers that pause while the host is asked (§4) |
+//! | `auth/` | OAuth for remote servers: discovery, registration, the resolver's login, tokens, the store (§8) |
 //! | `transport/` | how bytes move: `stdio`, `http/` (shared clients, `streamable`, `server_stream`, `legacy_sse`), `sse` |
 //! | `sys` | the POSIX calls: pipes, process groups, signals |
 //! | `bridge`, `sep1034`, `responder` | the §10 mapping, SEP-1034 defaults/checks, one-shot responders |
@@ -24,6 +25,7 @@
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 mod adapters;
+mod auth;
 mod bridge;
 mod calls;
 mod client;

@@ -49,11 +49,7 @@ pub(super) fn handshake(s: &Session) -> Result<(String, Vec<String>), HandshakeE
                 s.explain(&RequestError::Rpc(e)),
             ))
         }
-        Err(f) => {
-            return Err(HandshakeError::Failed(
-                s.phase_error("initialize", &s.explain(&f)),
-            ))
-        }
+        Err(f) => return Err(HandshakeError::Failed(s.failed("initialize", &f))),
     };
     let version = init
         .get("protocolVersion")

@@ -132,10 +132,16 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
             &conn,
         )
         .map_err(|e| phase_error(spec, "connect", &e))?,
-        Endpoint::Remote { url, headers, net } => crate::transport::http::connect(
+        Endpoint::Remote {
             url,
             headers,
             net,
+            auth,
+        } => crate::transport::http::connect(
+            url,
+            headers,
+            net,
+            auth,
             spec.timeout,
             spec.max_message_bytes,
             &conn,
@@ -168,6 +174,7 @@ fn establish(
         Protocol::Legacy => false,
         Protocol::Auto | Protocol::Modern => match probe::run(s) {
             probe::Verdict::Modern => true,
+            probe::Verdict::Auth(f) => return Err(s.failed("discover", &f)),
             verdict if s.spec.protocol == Protocol::Modern => {
                 return Err(s.phase_error(
                     "discover",
@@ -252,6 +259,16 @@ impl Session {
         phase_error(&self.spec, phase, cause)
     }
 
+    /// A request of `phase` failed; an authorization failure is phase `auth` (§8).
+    fn failed(&self, phase: &str, f: &RequestError) -> StartError {
+        let phase = if matches!(f, RequestError::Auth(_)) {
+            "auth"
+        } else {
+            phase
+        };
+        self.phase_error(phase, &self.explain(f))
+    }
+
     /// A failure in words with configured secrets masked (§9), plus the child's last stderr
     /// lines when the server went silent (§3: a dead child's message already has them).
     pub(crate) fn explain(&self, f: &RequestError) -> String {
@@ -320,7 +337,7 @@ impl Session {
                     "tools/list",
                     (!params.is_empty()).then_some(params.as_str()),
                 )
-                .map_err(|f| self.phase_error("tools/list", &self.explain(&f)))?;
+                .map_err(|f| self.failed("tools/list", &f))?;
             if let Some(Value::Array(items)) = page.get("tools") {
                 tools.extend(items.iter().filter_map(|t| t.as_object().cloned()));
             }

@@ -16,6 +16,8 @@ pub(super) enum Verdict {
     Legacy(String),
     /// The child exited on the probe: legacy, on a new child.
     Exited(String),
+    /// The login the probe needed failed (§8): the server fails in phase `auth`.
+    Auth(RequestError),
 }
 
 impl Verdict {
@@ -23,6 +25,7 @@ impl Verdict {
         match self {
             Verdict::Modern => "it answered the probe",
             Verdict::Legacy(n) | Verdict::Exited(n) => n,
+            Verdict::Auth(_) => "the login failed",
         }
     }
 }
@@ -41,6 +44,7 @@ pub(super) fn run(s: &Session) -> Verdict {
             cut(&crate::json::to_text(&v))
         )),
         Err(RequestError::Rpc(e)) if modern::is_modern_error(&e) => Verdict::Modern,
+        Err(f @ RequestError::Auth(_)) => Verdict::Auth(f),
         Err(f) if s.conn.is_dead() => Verdict::Exited(s.explain(&f)),
         Err(f) => Verdict::Legacy(s.explain(&f)),
     };

@@ -13,7 +13,8 @@ use reqwest::header::{HeaderName, HeaderValue};
 pub(crate) const MODERN_VERSION: &str = "2026-07-28";
 
 impl HttpTransport {
-    pub(super) async fn deliver_modern(&self, out: &Post) -> Result<(), RequestError> {
+    /// The POST of a modern message with its headers.
+    fn modern_post(&self, out: &Post) -> Result<reqwest::RequestBuilder, RequestError> {
         let mut req = self
             .post(self.url.clone(), &out.body, false)
             .header("mcp-protocol-version", MODERN_VERSION);
@@ -30,7 +31,38 @@ impl HttpTransport {
                 req = req.header(name, header_value(v)?);
             }
         }
-        let resp = self.send_bounded(req).await.map_err(RequestError::Lost)?;
+        Ok(req)
+    }
+
+    pub(super) async fn deliver_modern(&self, out: &Post) -> Result<(), RequestError> {
+        let mut rounds = crate::auth::Rounds::default();
+        let resp = loop {
+            self.auth.before_send().await.map_err(RequestError::Auth)?;
+            let sent_with = self.auth.bearer().0;
+            let resp = self
+                .send_bounded(self.modern_post(out)?)
+                .await
+                .map_err(RequestError::Lost)?;
+            let status = resp.status();
+            if matches!(status.as_u16(), 401 | 403) {
+                // §6: a 401/403 runs authorization (§8) first, then the request again.
+                let challenge = resp
+                    .headers()
+                    .get(reqwest::header::WWW_AUTHENTICATE)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                match self
+                    .auth
+                    .on_denied(status.as_u16(), challenge, sent_with, &mut rounds, out.id)
+                    .await
+                {
+                    crate::auth::Denied::Retry => continue,
+                    crate::auth::Denied::Fail(why) => return Err(RequestError::Auth(why)),
+                    crate::auth::Denied::Pass => {}
+                }
+            }
+            break resp;
+        };
         let status = resp.status();
         let Some(id) = out.id else {
             return if status.is_success() {

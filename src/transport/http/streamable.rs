@@ -78,6 +78,8 @@ pub(crate) struct HttpTransport {
     pub(super) url: Url,
     pub(super) http: reqwest::Client,
     pub(super) headers: HeaderMap,
+    /// Authorization (§8): the bearer token, and what to do on 401/403.
+    pub(super) auth: Arc<crate::auth::Auth>,
     pub(super) timeout: Duration,
     pub(super) max_bytes: usize,
     /// Configured header values, masked in every server text we quote (§9).
@@ -97,6 +99,7 @@ pub(crate) fn connect(
     url: &str,
     headers: &[(String, String)],
     net: &crate::config::NetSpec,
+    auth: &crate::auth::spec::AuthSpec,
     timeout: Duration,
     max_bytes: usize,
     conn: &Arc<Conn>,
@@ -119,6 +122,15 @@ pub(crate) fn connect(
         map.insert(name, value);
     }
     let http = super::shared(net)?;
+    let auth = crate::auth::Auth::new(
+        &conn.server,
+        &url,
+        auth,
+        http.clone(),
+        timeout,
+        conn,
+        headers,
+    );
     let (tx, mut rx) = mpsc::channel::<Inbox>(INBOX_CAPACITY);
     let t = Arc::new_cyclic(|me| HttpTransport {
         me: me.clone(),
@@ -126,6 +138,7 @@ pub(crate) fn connect(
         url,
         http,
         headers: map,
+        auth,
         timeout,
         max_bytes,
         secrets: Secrets::of_headers(headers),
@@ -250,7 +263,7 @@ impl HttpTransport {
 
     /// `text` cut to its first bytes with every configured header value masked (§9).
     pub(super) fn quote(&self, text: &str) -> String {
-        cut(&self.secrets.mask(text.trim()), 200)
+        cut(&self.auth.mask(&self.secrets.mask(text.trim())), 200)
     }
 
     /// ": <first bytes of the body, masked>" for error messages, or "".
@@ -265,7 +278,7 @@ impl HttpTransport {
         let mut req = self
             .http
             .post(url)
-            .headers(self.headers.clone())
+            .headers(self.request_headers())
             .header(ACCEPT, ACCEPT_BOTH)
             .header(CONTENT_TYPE, "application/json")
             .body(body.to_string());
@@ -273,6 +286,16 @@ impl HttpTransport {
             req = self.session_headers(req);
         }
         req
+    }
+
+    /// The configured headers, plus the bearer token when there is one (§8); both only ever
+    /// go to the server's origin (§9).
+    pub(super) fn request_headers(&self) -> HeaderMap {
+        let mut h = self.headers.clone();
+        if let (_, Some(bearer)) = self.auth.bearer() {
+            h.insert(reqwest::header::AUTHORIZATION, bearer);
+        }
+        h
     }
 
     fn session_headers(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -292,7 +315,7 @@ impl HttpTransport {
             .session_headers(
                 self.http
                     .get(self.url.clone())
-                    .headers(self.headers.clone()),
+                    .headers(self.request_headers()),
             )
             .header(ACCEPT, "text/event-stream");
         match last_event_id {
@@ -342,7 +365,10 @@ impl HttpTransport {
         id: Option<u64>,
         opens_session: bool,
     ) -> Result<(), RequestError> {
+        let mut rounds = crate::auth::Rounds::default();
         loop {
+            self.auth.before_send().await.map_err(RequestError::Auth)?;
+            let sent_with = self.auth.bearer().0;
             let (legacy, unknown, had_session, generation) = {
                 let st = lock(&self.state);
                 let legacy = match &st.mode {
@@ -367,6 +393,22 @@ impl HttpTransport {
                 .await
                 .map_err(RequestError::Lost)?;
             let status = resp.status();
+            if matches!(status.as_u16(), 401 | 403) {
+                let challenge = resp
+                    .headers()
+                    .get(reqwest::header::WWW_AUTHENTICATE)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                match self
+                    .auth
+                    .on_denied(status.as_u16(), challenge, sent_with, &mut rounds, id)
+                    .await
+                {
+                    crate::auth::Denied::Retry => continue,
+                    crate::auth::Denied::Fail(why) => return Err(RequestError::Auth(why)),
+                    crate::auth::Denied::Pass => {}
+                }
+            }
             if opens_session && unknown && matches!(status.as_u16(), 400 | 404 | 405) {
                 // Kept for the failure text: a 400 may carry the real reason (a JSON-RPC error
                 // such as -32022 from a server of another protocol era).
@@ -625,7 +667,7 @@ impl Transport for HttpTransport {
             let req = self.session_headers(
                 self.http
                     .delete(self.url.clone())
-                    .headers(self.headers.clone()),
+                    .headers(self.request_headers()),
             );
             let bound = self.timeout.min(Duration::from_secs(2));
             let _ =
