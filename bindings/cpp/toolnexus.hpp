@@ -339,7 +339,7 @@ struct Progress {
 // idle timeout: each progress report restarts it; the server's maxTotalTimeout still bounds
 // the call). on_progress gets each report in order, before the call completes, on a library
 // thread (keep it short: one client's callbacks share that thread); if it throws, the call is
-// cancelled and get() rethrows that exception.
+// cancelled and get() rethrows that exception once the call has ended.
 struct CallOptions {
   std::optional<std::chrono::milliseconds> timeout;
   std::function<void(const Progress &)> on_progress;
@@ -423,19 +423,15 @@ inline Progress parse_progress(const char *text) {
 }
 
 // One asynchronous call: the user_data handed to tn_call_tool_async. It owns itself (self)
-// from the start until done has fired; the AsyncCall handle shares it.
+// from the start until done has fired; the AsyncCall handle shares it. The library serialises
+// one call's callbacks, so progress_error needs no lock.
 struct CallState {
   std::promise<ToolResult> promise;
   std::function<void(const Progress &)> on_progress;
   tn_client *client = nullptr;
-  uint64_t id = 0;             // written by tn_call_tool_async before any callback fires
-  std::atomic<bool> settled{false};  // the promise holds a value or an exception
+  uint64_t id = 0;                    // written by tn_call_tool_async before any callback fires
+  std::exception_ptr progress_error;  // what on_progress threw: the call's outcome
   std::shared_ptr<CallState> self;
-
-  void settle(std::exception_ptr e) noexcept {
-    if (settled.exchange(true)) return;
-    try { promise.set_exception(std::move(e)); } catch (...) {}
-  }
 };
 
 // The tn_call_done_fn: nothing thrown ever crosses into C.
@@ -443,27 +439,29 @@ inline void call_done(void *user_data, tn_status status, const char *result_json
   auto *st = static_cast<CallState *>(user_data);
   std::shared_ptr<CallState> keep = std::move(st->self);  // freed when this returns (or later)
   try {
-    if (status == TN_OK && result_json) {
-      ToolResult r = parse_result(result_json);
-      if (!st->settled.exchange(true)) st->promise.set_value(std::move(r));
+    if (st->progress_error) {
+      st->promise.set_exception(st->progress_error);
+    } else if (status == TN_OK && result_json) {
+      st->promise.set_value(parse_result(result_json));
     } else {
       // The library set the last error on this thread before calling done.
       const char *m = tn_last_error_message();
-      st->settle(std::make_exception_ptr(Error(status, m && *m ? m : tn_status_str(status))));
+      st->promise.set_exception(std::make_exception_ptr(Error(status, m && *m ? m : tn_status_str(status))));
     }
   } catch (...) {
-    st->settle(std::current_exception());
+    try { st->promise.set_exception(std::current_exception()); } catch (...) {}
   }
 }
 
-// The tn_progress_fn: a throwing on_progress cancels the call; get() rethrows what it threw.
+// The tn_progress_fn: a throwing on_progress cancels the call, and get() rethrows what it
+// threw once done has fired.
 inline void call_progress(void *user_data, const char *progress_json) noexcept {
   auto *st = static_cast<CallState *>(user_data);
-  if (st->settled.load() || !st->on_progress) return;
+  if (st->progress_error || !st->on_progress) return;
   try {
     st->on_progress(parse_progress(progress_json));
   } catch (...) {
-    st->settle(std::current_exception());
+    st->progress_error = std::current_exception();
     tn_call_cancel(st->client, st->id);  // its done fires after this callback returns
   }
 }
