@@ -98,9 +98,8 @@ def test_cancelling_the_task_cancels_the_call_at_the_server():
             await task
         assert time.monotonic() - t0 < 1.0
         # the server saw notifications/cancelled for that request (one id)
-        await asyncio.sleep(0)
+        wait_for(lambda: len(cancelled_ids(c)) == 1)
         ids = cancelled_ids(c)
-        assert len(ids) == 1, ids
         # asyncio.wait_for's timeout cancels the same way
         with pytest.raises(asyncio.TimeoutError):
             await asyncio.wait_for(c.call_async("fx_slow", {"ms": 30000}), 0.3)
@@ -251,6 +250,9 @@ CHILD = textwrap.dedent("""
         print("returned", flush=True)
     except KeyboardInterrupt:
         print("interrupted after %.2f s" % (time.monotonic() - t0), flush=True)
+        end = time.monotonic() + 5  # the notification is on its way: wait until the server has it
+        while c.call("fx_cancelled_ids").output == "[]" and time.monotonic() < end:
+            time.sleep(0.02)
         print("cancelled_ids", c.call("fx_cancelled_ids").output, flush=True)
         raise
 """)
@@ -278,7 +280,9 @@ def test_ctrl_c_during_a_synchronous_call_cancels_it():
     assert len(ids) == 1, (out, err)  # the server was told
     assert "KeyboardInterrupt" in err.splitlines()[-1], err
     assert proc.returncode != 0
-    assert elapsed < 3, elapsed
+    # SIGINT came about 0.5 s into the call: it was seen within one wait slice, not at the end
+    assert float(lines[0].split()[2]) < 1.5, lines[0]
+    assert elapsed < 6, elapsed
 
 
 # ---------------------------------------------------------------- reentrancy and leaks
