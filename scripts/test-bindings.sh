@@ -105,6 +105,45 @@ part "python: tests" py_tests
 part "python: README example" py_example
 part "python: example logs in (OAuth)" login env -u TOOLNEXUS_LIB "$PY" "$ROOT/bindings/python/example.py" "$TN_FIXTURE"
 
+# ---- Python: asynchronous calls and typing (issue 16; a separate block)
+# The async example runs against the installed package, and passes `mypy --strict` as a user's
+# code would (the package ships py.typed); wrong uses are caught, so the types are real. mypy
+# lives in its own venv, made once under .cache/bindings.
+MYPY_VENV=$ROOT/.cache/bindings/mypy-venv
+py_async_example() { (cd / && env -u TOOLNEXUS_LIB "$PY" "$ROOT/bindings/python/example_async.py" "$TN_FIXTURE"); }
+py_mypy() {
+  if [ ! -x "$MYPY_VENV/bin/mypy" ]; then
+    rm -rf "$MYPY_VENV" && "$PY" -m venv "$MYPY_VENV" &&
+      "$MYPY_VENV/bin/pip" install -q --disable-pip-version-check mypy || return 1
+  fi
+  local dir rc
+  dir=$(mktemp -d) || return 1
+  cp bindings/python/example_async.py "$dir/" &&
+    cat >"$dir/wrong.py" <<'PYEOF'
+import toolnexus_c as tn
+
+client = tn.connect({"mcpServers": {}})
+n: int = client.call("fx_echo").output
+
+
+async def main() -> None:
+    await client.call_async("fx_echo", timeout_ms="soon")
+    client.call("fx_echo", on_progress=lambda p: p.percent)
+PYEOF
+  # From outside the repository, so mypy sees the installed package, not the sources.
+  (cd "$dir" && "$MYPY_VENV/bin/mypy" --strict --python-executable "$PY" example_async.py) || { rm -rf "$dir"; return 1; }
+  (cd "$dir" && "$MYPY_VENV/bin/mypy" --strict --python-executable "$PY" wrong.py) >"$dir/wrong.out" 2>&1
+  rc=$?
+  cat "$dir/wrong.out"
+  if [ $rc -eq 0 ] || [ "$(grep -c ': error:' "$dir/wrong.out")" -ne 3 ]; then
+    echo "mypy --strict should find exactly 3 errors in wrong.py"; rm -rf "$dir"; return 1
+  fi
+  rm -rf "$dir"
+  echo "mypy --strict: example_async.py clean, 3 wrong uses caught ($("$MYPY_VENV/bin/mypy" --version))"
+}
+part "python: async example" py_async_example
+part "python: mypy --strict" py_mypy
+
 # ---------------------------------------------------------------- Go
 echo "== go (bindings/go)"
 export GOPATH=$ROOT/.cache/go/path GOCACHE=$ROOT/.cache/go/cache GOMODCACHE=$ROOT/.cache/go/path/pkg/mod

@@ -4,9 +4,12 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 // tn_debug_force_panic is debug-only (c-api.md "Debug-only"); the tests link the debug build.
 #define TOOLNEXUS_DEBUG_API
@@ -282,6 +285,130 @@ static void test_parity(const std::string &path) {
   std::cout << n - bad << "/" << n << " parity vectors ok\n";
 }
 
+// ---- calls the host controls (contract §7)
+
+static std::string cancelled_ids(const tn::Client &c) { return c.call("fx_cancelled_ids").output; }
+
+static size_t count_ids(const std::string &ids) {
+  return ids == "[]" ? 0 : tn::detail::elements(ids).size();
+}
+
+static void test_call_async() {
+  tn::Client c(config());
+  tn::AsyncCall a = c.call_async("fx_echo", R"({"text":"async"})");
+  CHECK(a.valid() && a.id() > 0, "id " << a.id());
+  auto r = a.get();
+  CHECK(r.output == "async" && !r.is_error && r.json == c.call("fx_echo", R"({"text":"async"})").json, r.json);
+  CHECK(!a.cancel(), "a finished call cannot be cancelled");
+  auto e = error_of([&] { c.call_async("nope"); });
+  CHECK(e.status() == TN_ERR_NOT_FOUND && std::string(e.what()) == "no tool named `nope`", e.what());
+  e = error_of([&] { c.call_async("fx_echo", "{bad"); });
+  CHECK(e.status() == TN_ERR_INVALID_JSON, e.what());
+
+  // 200 in flight at once, each completes once with its own result
+  std::vector<tn::AsyncCall> calls;
+  for (int i = 0; i < 200; ++i) calls.push_back(c.call_async("fx_echo", R"({"text":")" + std::to_string(i) + "\"}"));
+  int good = 0;
+  for (int i = 0; i < 200; ++i) good += calls[i].get().output == std::to_string(i);
+  CHECK(good == 200, good << " of 200");
+
+  // a held call: the future is not ready until the server answers
+  tn::AsyncCall slow = c.call_async("fx_slow", R"({"ms":400})");
+  CHECK(slow.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout, "ready too early");
+  CHECK(slow.future().get().output == "slept 400", "slow");
+
+  // a per-call timeout wins over the server's
+  auto t0 = std::chrono::steady_clock::now();
+  tn::CallOptions o;
+  o.timeout = std::chrono::milliseconds(300);
+  auto late = c.call("fx_slow", R"({"ms":5000})", o);
+  CHECK(late.is_error && has(late.output, "300 ms") && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2),
+        late.json);
+}
+
+static void test_cancel() {
+  tn::Client c(config());
+  CHECK(cancelled_ids(c) == "[]", cancelled_ids(c));
+  tn::AsyncCall a = c.call_async("fx_slow", R"({"ms":30000})");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK(a.cancel(), "cancel");
+  auto r = a.get();
+  CHECK(r.is_error && has(r.output, "was cancelled"), r.json);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1), "cancel was not prompt");
+  CHECK(!a.cancel(), "a second cancel");
+  std::string ids;
+  for (int i = 0; i < 100 && count_ids(ids = cancelled_ids(c)) != 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(count_ids(ids) == 1, "the server saw " << ids);
+
+  // calls dropped without get(), and calls in flight at close(): each completes, nothing leaks
+  for (int i = 0; i < 5; ++i) c.call_async("fx_slow", R"({"ms":30000})");
+  tn::AsyncCall held = c.call_async("fx_slow", R"({"ms":30000})");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  c.close();
+  auto d = held.get();
+  CHECK(d.is_error && has(d.output, "disconnected"), d.json);
+  CHECK(!held.cancel(), "cancel after close");
+  CHECK(error_of([&] { c.call_async("fx_echo"); }).status() == TN_ERR_CLOSED, "closed");
+}
+
+static std::string ev_path() {
+  const char *p = ".cache/peers/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+  return std::ifstream(p).good() ? p : "";
+}
+
+static void test_progress() {
+  std::string ev = ev_path();
+  if (ev.empty() || std::system("node --version >/dev/null 2>&1") != 0) {
+    std::cout << "skipped: progress (server-everything not installed)\n";
+    return;
+  }
+  tn::Client c(R"({"mcpServers":{"ev":{"command":["node",)" + tn::detail::quote(ev) + R"(,"stdio"],"timeout":10000}}})");
+  std::mutex mu;
+  std::vector<tn::Progress> seen;
+  std::atomic<bool> done{false};
+  bool after_done = false;
+  tn::CallOptions o;
+  o.on_progress = [&](const tn::Progress &p) {
+    std::lock_guard<std::mutex> g(mu);
+    if (done) after_done = true;
+    seen.push_back(p);
+  };
+  auto a = c.call_async("ev_trigger-long-running-operation", R"({"duration":1,"steps":4})", o);
+  auto r = a.get();
+  done = true;
+  CHECK(!r.is_error && has(r.output, "Long running operation completed"), r.json);
+  {
+    std::lock_guard<std::mutex> g(mu);
+    bool in_order = seen.size() == 4;
+    for (size_t i = 0; in_order && i < seen.size(); ++i)
+      in_order = seen[i].progress == double(i + 1) && seen[i].total == 4.0 && has(seen[i].json, "progress");
+    CHECK(in_order && !after_done, "progress: " << seen.size());
+  }
+  // progress restarts a per-call timeout: a 2 s job reporting every 250 ms outlives 700 ms
+  std::atomic<int> n{0};
+  tn::CallOptions o2;
+  o2.timeout = std::chrono::milliseconds(700);
+  o2.on_progress = [&](const tn::Progress &) { ++n; };
+  auto r2 = c.call("ev_trigger-long-running-operation", R"({"duration":2,"steps":8})", o2);
+  CHECK(!r2.is_error && n == 8, r2.json << " after " << n.load() << " reports");
+  // an exception thrown by on_progress cancels the call; get() rethrows it
+  tn::CallOptions o3;
+  o3.on_progress = [](const tn::Progress &p) { throw std::runtime_error("stop at " + std::to_string(int(p.progress))); };
+  auto t0 = std::chrono::steady_clock::now();
+  auto a3 = c.call_async("ev_trigger-long-running-operation", R"({"duration":20,"steps":20})", o3);
+  std::string what;
+  try {
+    a3.get();
+  } catch (const std::runtime_error &e) {
+    what = e.what();
+  }
+  CHECK(what == "stop at 1" && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5), what);
+  CHECK(!a3.cancel(), "already ended by the cancel");
+  CHECK(has(c.call("ev_echo", R"({"message":"after"})").output, "after"), "after");
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     std::cerr << "usage: test FIXTURE_SERVER VECTORS_JSONL\n";
@@ -295,6 +422,9 @@ int main(int argc, char **argv) {
     test_deferred();
     test_threads_and_reentrancy();
     test_parity(argv[2]);
+    test_call_async();
+    test_cancel();
+    test_progress();
   } catch (const std::exception &e) {
     ++failures;
     std::cerr << "uncaught: " << e.what() << "\n";

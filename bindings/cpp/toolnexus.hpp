@@ -5,6 +5,8 @@
 //   });
 //   for (auto &t : c.tools()) std::cout << t.name << "\n";
 //   toolnexus::ToolResult r = c.call("fx_echo", R"({"text":"hi"})");
+//   toolnexus::AsyncCall a = c.call_async("fx_slow", R"({"ms":5000})");  // returns at once
+//   a.cancel();                    // the server is told; a.get() is an is_error result
 //
 // Errors are toolnexus::Error (a std::runtime_error whose what() is the library's
 // tn_last_error_message, plus the status). The resolver is a std::function; an exception it
@@ -15,8 +17,11 @@
 #define TOOLNEXUS_HPP
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -323,6 +328,23 @@ struct Tool {
   std::string name, description, server, remote_name, input_schema, json;
 };
 
+// One notifications/progress report for a call; json is the library's text.
+struct Progress {
+  double progress = 0;
+  std::optional<double> total;
+  std::string message, json;
+};
+
+// Options of call_async (and call): timeout replaces the server's timeout for this call (an
+// idle timeout: each progress report restarts it; the server's maxTotalTimeout still bounds
+// the call). on_progress gets each report in order, before the call completes, on a library
+// thread (keep it short: one client's callbacks share that thread); if it throws, the call is
+// cancelled and get() rethrows that exception once the call has ended.
+struct CallOptions {
+  std::optional<std::chrono::milliseconds> timeout;
+  std::function<void(const Progress &)> on_progress;
+};
+
 namespace detail {
 
 struct ResolverState {
@@ -378,7 +400,110 @@ inline int32_t trampoline(void *user_data, const char *request_json, tn_responde
   return -1;  // anything but TN_RESOLVED/TN_DEFERRED: the server sees cancel
 }
 
+inline ToolResult parse_result(std::string json) {
+  ToolResult r;
+  r.json = std::move(json);
+  for (auto &kv : members(r.json)) {
+    if (kv.first == "output") r.output = as_string(kv.second);
+    else if (kv.first == "isError") r.is_error = kv.second == "true";
+    else if (kv.first == "metadata") r.metadata = kv.second;
+  }
+  return r;
+}
+
+inline Progress parse_progress(const char *text) {
+  Progress p;
+  p.json = text;
+  for (auto &kv : members(p.json)) {
+    if (kv.first == "progress") p.progress = std::stod(kv.second);
+    else if (kv.first == "total") p.total = std::stod(kv.second);
+    else if (kv.first == "message") p.message = as_string(kv.second);
+  }
+  return p;
+}
+
+// One asynchronous call: the user_data handed to tn_call_tool_async. It owns itself (self)
+// from the start until done has fired; the AsyncCall handle shares it. The library serialises
+// one call's callbacks, so progress_error needs no lock.
+struct CallState {
+  std::promise<ToolResult> promise;
+  std::function<void(const Progress &)> on_progress;
+  tn_client *client = nullptr;
+  uint64_t id = 0;                    // written by tn_call_tool_async before any callback fires
+  std::exception_ptr progress_error;  // what on_progress threw: the call's outcome
+  std::shared_ptr<CallState> self;
+};
+
+// The tn_call_done_fn: nothing thrown ever crosses into C.
+inline void call_done(void *user_data, tn_status status, const char *result_json) noexcept {
+  auto *st = static_cast<CallState *>(user_data);
+  std::shared_ptr<CallState> keep = std::move(st->self);  // freed when this returns (or later)
+  try {
+    if (st->progress_error) {
+      st->promise.set_exception(st->progress_error);
+    } else if (status == TN_OK && result_json) {
+      st->promise.set_value(parse_result(result_json));
+    } else {
+      // The library set the last error on this thread before calling done.
+      const char *m = tn_last_error_message();
+      st->promise.set_exception(std::make_exception_ptr(Error(status, m && *m ? m : tn_status_str(status))));
+    }
+  } catch (...) {
+    try { st->promise.set_exception(std::current_exception()); } catch (...) {}
+  }
+}
+
+// The tn_progress_fn: a throwing on_progress cancels the call, and get() rethrows what it
+// threw once done has fired.
+inline void call_progress(void *user_data, const char *progress_json) noexcept {
+  auto *st = static_cast<CallState *>(user_data);
+  if (st->progress_error || !st->on_progress) return;
+  try {
+    st->on_progress(parse_progress(progress_json));
+  } catch (...) {
+    st->progress_error = std::current_exception();
+    tn_call_cancel(st->client, st->id);  // its done fires after this callback returns
+  }
+}
+
 }  // namespace detail
+
+// A call started by Client::call_async: get() waits for its ToolResult (or rethrows its
+// error), cancel() cancels it at the server. Move-only; may be dropped without waiting (the
+// call then completes unobserved; Client::close() completes every call still in flight).
+class AsyncCall {
+ public:
+  AsyncCall() = default;
+  AsyncCall(AsyncCall &&) noexcept = default;
+  AsyncCall &operator=(AsyncCall &&) noexcept = default;
+
+  // Waits for the outcome: a ToolResult (cancel, timeouts and dead servers are is_error
+  // results), or throws Error (e.g. TN_ERR_CLOSED) or what on_progress threw. Once only.
+  ToolResult get() { return future_.get(); }
+  // The std::future itself, for wait_for / wait_until (or get).
+  std::future<ToolResult> &future() noexcept { return future_; }
+  template <class Rep, class Period>
+  std::future_status wait_for(const std::chrono::duration<Rep, Period> &d) const {
+    return future_.wait_for(d);
+  }
+  // Cancels the call at the server: true when this cancel ended it (get() then returns an
+  // is_error result saying it was cancelled); false when it had ended already.
+  bool cancel() const {
+    if (!state_) return false;
+    tn_status st = tn_call_cancel(state_->client, state_->id);
+    if (st == TN_OK) return true;
+    if (st == TN_ERR_NOT_FOUND || st == TN_ERR_CLOSED) return false;
+    detail::fail(st);
+  }
+  // The library's id of the call (as tn_call_cancel takes it).
+  uint64_t id() const noexcept { return state_ ? state_->id : 0; }
+  bool valid() const noexcept { return future_.valid(); }
+
+ private:
+  friend class Client;
+  std::shared_ptr<detail::CallState> state_;
+  std::future<ToolResult> future_;
+};
 
 // ---- pure functions (contract §4): JSON text in, JSON text out, byte-identical across ports.
 
@@ -477,14 +602,37 @@ class Client {
   ToolResult call(const std::string &name, const std::string &args_json = "{}") const {
     detail::OutString out;
     detail::check(tn_call_tool(handle(), detail::cstr(name, "name"), detail::cstr(args_json, "args"), &out.p));
-    ToolResult r;
-    r.json = out.str();
-    for (auto &kv : detail::members(r.json)) {
-      if (kv.first == "output") r.output = detail::as_string(kv.second);
-      else if (kv.first == "isError") r.is_error = kv.second == "true";
-      else if (kv.first == "metadata") r.metadata = kv.second;
+    return detail::parse_result(out.str());
+  }
+
+  // The same with options (a per-call timeout, progress), waiting for call_async.
+  ToolResult call(const std::string &name, const std::string &args_json, CallOptions options) const {
+    return call_async(name, args_json, std::move(options)).get();
+  }
+
+  // Starts a call and returns at once (contract §7); see AsyncCall. Throws Error when the
+  // library refuses to start it (TN_ERR_NOT_FOUND for an unknown tool, TN_ERR_CLOSED, bad
+  // args); then nothing runs.
+  AsyncCall call_async(const std::string &name, const std::string &args_json = "{}",
+                       CallOptions options = {}) const {
+    tn_client *c = handle();
+    std::string opts;
+    if (options.timeout) opts = "{\"timeoutMs\":" + std::to_string(options.timeout->count()) + "}";
+    auto st = std::make_shared<detail::CallState>();
+    st->on_progress = std::move(options.on_progress);
+    st->client = c;
+    AsyncCall a;
+    a.future_ = st->promise.get_future();
+    a.state_ = st;
+    st->self = st;  // until done fires
+    tn_status s = tn_call_tool_async(c, detail::cstr(name, "name"), detail::cstr(args_json, "args"),
+                                     opts.empty() ? nullptr : opts.c_str(), detail::call_done,
+                                     st->on_progress ? detail::call_progress : nullptr, st.get(), &st->id);
+    if (s != TN_OK) {
+      st->self.reset();  // done never fires for a refused call
+      detail::fail(s);
     }
-    return r;
+    return a;
   }
 
   // Why recent elicitations became cancel on the C++ side (exceptions, refused answers).

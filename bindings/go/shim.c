@@ -34,3 +34,22 @@ tn_status tn_go_answer(uintptr_t responder, const char *answer_json) {
 tn_status tn_go_server_request_response(int with_resolver, uintptr_t user_data, const char *message_json, char **out) {
   return tn_server_request_response(with_resolver ? tn_go_resolver : NULL, (void *)user_data, message_json, out);
 }
+
+/* The tn_call_done_fn and tn_progress_fn handed to the library: user_data is a cgo.Handle. */
+static void tn_go_done(void *user_data, tn_status status, const char *result_json) {
+  tnGoCallDone((uintptr_t)user_data, status, (char *)result_json);
+}
+
+static void tn_go_progress(void *user_data, const char *progress_json) {
+  tnGoCallProgress((uintptr_t)user_data, (char *)progress_json);
+}
+
+tn_status tn_go_call_tool_async(uintptr_t client, const char *name, const char *args_json, const char *options_json,
+                                int with_progress, uintptr_t user_data, uint64_t *call_id_out) {
+  return tn_call_tool_async((tn_client *)client, name, args_json, options_json, tn_go_done,
+                            with_progress ? tn_go_progress : NULL, (void *)user_data, call_id_out);
+}
+
+tn_status tn_go_call_cancel(uintptr_t client, uint64_t call_id) {
+  return tn_call_cancel((tn_client *)client, call_id);
+}

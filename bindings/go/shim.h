@@ -12,5 +12,9 @@ tn_status tn_go_server_statuses(uintptr_t client, char **out);
 tn_status tn_go_call_tool(uintptr_t client, const char *name, const char *args_json, char **out);
 void tn_go_disconnect(uintptr_t client);
 tn_status tn_go_answer(uintptr_t responder, const char *answer_json);
+/* tn_call_tool_async with the Go done/progress trampolines; user_data is a cgo.Handle. */
+tn_status tn_go_call_tool_async(uintptr_t client, const char *name, const char *args_json, const char *options_json,
+                                int with_progress, uintptr_t user_data, uint64_t *call_id_out);
+tn_status tn_go_call_cancel(uintptr_t client, uint64_t call_id);
 tn_status tn_go_server_request_response(int with_resolver, uintptr_t user_data, const char *message_json, char **out);
 #endif

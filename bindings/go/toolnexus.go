@@ -5,6 +5,10 @@
 // gets a §10 Request and returns an Answer: Accept, Decline, Cancel, or Defer for an answer
 // given later from any goroutine. A resolver that panics makes the server see cancel.
 // Library errors are *Error values carrying the library's own message.
+//
+// Calls the host controls (contract §7): cancelling the ctx given to Call cancels the call at
+// the server; WithTimeout sets one call's timeout and WithProgress receives its progress
+// reports; ConnectContext bounds connecting.
 package toolnexus
 
 /*
@@ -21,6 +25,7 @@ import (
 	"runtime/cgo"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -411,6 +416,47 @@ func Connect(config string, resolver func(Request) Answer) (*Client, error) {
 	return c, nil
 }
 
+// ConnectContext is Connect bounded by ctx: when ctx ends before connecting finishes it returns
+// an error wrapping ctx.Err(), and the client still being connected is closed (in the
+// background) as soon as the library hands it over.
+func ConnectContext(ctx context.Context, config string, resolver func(Request) Answer) (*Client, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("toolnexus: connect: %w", err)
+	}
+	if ctx.Done() == nil {
+		return Connect(config, resolver)
+	}
+	type outcome struct {
+		c   *Client
+		err error
+	}
+	ch := make(chan outcome, 1)
+	var abandoned atomic.Bool
+	go func() {
+		c, err := Connect(config, resolver) // tn_connect blocks: it gets its own goroutine
+		if err == nil && abandoned.Load() {
+			c.Close()
+			return
+		}
+		ch <- outcome{c, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.c, o.err
+	case <-ctx.Done():
+		abandoned.Store(true)
+		// Connect may have finished just now: then the client is ours to close.
+		select {
+		case o := <-ch:
+			if o.c != nil {
+				o.c.Close()
+			}
+		default:
+		}
+		return nil, fmt.Errorf("toolnexus: connect: %w", ctx.Err())
+	}
+}
+
 func (c *Client) check() error {
 	if c.closed.Load() {
 		return &Error{Status: StatusClosed, Message: "the client is closed"}
@@ -480,31 +526,193 @@ func (c *Client) Statuses() (map[string]ServerStatus, error) {
 	return m, nil
 }
 
+// Progress is one notifications/progress report for a call; JSON is the library's text.
+type Progress struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"` // 0 when the server did not say
+	Message  string  `json:"message,omitempty"`
+	JSON     string  `json:"-"`
+}
+
+// CallOption is an option of Call: WithTimeout, WithProgress.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	timeout    time.Duration
+	hasTimeout bool
+	progress   func(Progress)
+}
+
+// WithTimeout sets this call's timeout instead of the server's (rounded up to a whole
+// millisecond). It is an idle timeout: each progress report restarts it, and the server's
+// maxTotalTimeout still bounds the call. A timeout is a Result with IsError, not an error.
+func WithTimeout(d time.Duration) CallOption {
+	return func(o *callOptions) { o.timeout, o.hasTimeout = d, true }
+}
+
+// WithProgress receives each progress report of the call, in order, before Call returns, on
+// the goroutine that called Call. If fn panics, the call is cancelled at the server and the
+// panic goes on up through Call.
+func WithProgress(fn func(Progress)) CallOption {
+	return func(o *callOptions) { o.progress = fn }
+}
+
 // Call calls a tool by its listed name. args is nil ({}), JSON text (string, []byte,
 // json.RawMessage) or a value to marshal. Tool errors, timeouts and dead servers are Results
-// with IsError; an unknown name is ErrNotFound. When ctx ends first, Call returns ctx.Err()
-// and the call finishes in the background (its result is dropped).
-func (c *Client) Call(ctx context.Context, name string, args any) (*Result, error) {
+// with IsError; an unknown name is ErrNotFound. When ctx ends first, the call is cancelled at
+// the server and Call returns at once with an error wrapping ctx.Err().
+func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOption) (*Result, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("toolnexus: call %s: %w", name, err)
 	}
-	if ctx.Done() == nil {
+	var o callOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if ctx.Done() == nil && !o.hasTimeout && o.progress == nil {
+		// Nothing to watch: the plain blocking call (which also refuses, with ErrReentrant, a
+		// call from an inline resolver to its own server instead of deadlocking).
 		return c.call(name, args)
 	}
-	type outcome struct {
-		r   *Result
-		err error
+	return c.callAsync(ctx, name, args, &o)
+}
+
+// asyncCall is what the cgo.Handle given to tn_call_tool_async refers to. The library's
+// callback thread fills it; the goroutine inside Call reads it.
+type asyncCall struct {
+	done   chan struct{} // closed once done fired
+	result string
+	err    error
+
+	mu       sync.Mutex
+	queued   []string      // progress JSON not yet handed to the callback
+	progress chan struct{} // a wake-up (capacity 1) when queued grows
+}
+
+func (a *asyncCall) takeProgress() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	q := a.queued
+	a.queued = nil
+	return q
+}
+
+//export tnGoCallDone
+func tnGoCallDone(userData C.uintptr_t, status C.int32_t, resultJSON *C.char) {
+	defer func() { _ = recover() }() // nothing may unwind into C
+	h := cgo.Handle(userData)
+	a := h.Value().(*asyncCall)
+	h.Delete() // done fires exactly once: the handle is no longer needed
+	if status == 0 && resultJSON != nil {
+		a.result = C.GoString(resultJSON)
+	} else {
+		// The library set the last error on this thread before calling done.
+		a.err = lastError(C.tn_status(status))
 	}
-	ch := make(chan outcome, 1)
-	go func() {
-		r, err := c.call(name, args)
-		ch <- outcome{r, err}
-	}()
+	close(a.done)
+}
+
+//export tnGoCallProgress
+func tnGoCallProgress(userData C.uintptr_t, progressJSON *C.char) {
+	defer func() { _ = recover() }()
+	a := cgo.Handle(userData).Value().(*asyncCall)
+	text := C.GoString(progressJSON)
+	a.mu.Lock()
+	a.queued = append(a.queued, text)
+	a.mu.Unlock()
 	select {
-	case o := <-ch:
-		return o.r, o.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case a.progress <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+}
+
+func (c *Client) callAsync(ctx context.Context, name string, args any, o *callOptions) (*Result, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	cname, err := cstr(name, "name")
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cname))
+	var cargs, copts *C.char
+	if args != nil {
+		text, err := jsonText(args)
+		if err != nil {
+			return nil, err
+		}
+		if cargs, err = cstr(text, "args"); err != nil {
+			return nil, err
+		}
+		defer C.free(unsafe.Pointer(cargs))
+	}
+	if o.hasTimeout {
+		ms := o.timeout.Milliseconds()
+		if o.timeout > 0 && time.Duration(ms)*time.Millisecond < o.timeout {
+			ms++ // round up: a 1 µs timeout is 1 ms, not 0
+		}
+		copts = C.CString(fmt.Sprintf(`{"timeoutMs":%d}`, ms))
+		defer C.free(unsafe.Pointer(copts))
+	}
+	a := &asyncCall{done: make(chan struct{}), progress: make(chan struct{}, 1)}
+	h := cgo.NewHandle(a)
+	withProgress := C.int(0)
+	if o.progress != nil {
+		withProgress = 1
+	}
+	var id C.uint64_t
+	runtime.LockOSThread()
+	st := C.tn_go_call_tool_async(c.handle, cname, cargs, copts, withProgress, C.uintptr_t(h), &id)
+	if st != 0 {
+		err := lastError(st)
+		runtime.UnlockOSThread()
+		h.Delete() // done never fires for a refused call
+		return nil, err
+	}
+	runtime.UnlockOSThread()
+	cancelled := false
+	cancel := func() {
+		if !cancelled {
+			cancelled = true
+			C.tn_go_call_cancel(c.handle, id) // TN_ERR_NOT_FOUND when it ended already: fine
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil { // the progress callback panicked
+			cancel()
+			panic(r)
+		}
+	}()
+	deliver := func() {
+		for _, text := range a.takeProgress() {
+			p := Progress{JSON: text}
+			if json.Unmarshal([]byte(text), &p) == nil {
+				o.progress(p)
+			}
+		}
+	}
+	for {
+		select {
+		case <-a.progress:
+			deliver()
+		case <-a.done:
+			if o.progress != nil {
+				deliver() // the reports that came before done
+			}
+			if a.err != nil {
+				return nil, a.err
+			}
+			r := &Result{JSON: a.result}
+			if err := json.Unmarshal([]byte(a.result), r); err != nil {
+				return nil, err
+			}
+			return r, nil
+		case <-ctx.Done():
+			cancel()
+			return nil, fmt.Errorf("toolnexus: call %s: %w", name, ctx.Err())
+		}
 	}
 }
 

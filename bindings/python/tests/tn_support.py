@@ -19,3 +19,7 @@ def config(*args, **extra):
     entry.update(extra)
     return {"mcpServers": {"fx": entry}}
 
+
+# server-everything (scripts/install-peers.sh): its trigger-long-running-operation reports progress
+EV = os.path.join(REPO, ".cache", "peers", "npm", "node_modules", "@modelcontextprotocol", "server-everything",
+                  "dist", "index.js")

@@ -12,16 +12,28 @@ answer given later from any thread. If it raises, the server sees cancel and the
 kept in Client.resolver_errors. Library errors raise ToolnexusError subclasses whose message is
 the library's own (tn_last_error_message).
 
+Calls the host controls (contract §7): `client.call(name, args, timeout_ms=…, on_progress=…)`
+waits, and Ctrl-C (KeyboardInterrupt) while it waits cancels the call at the server;
+`await client.call_async(name, args, timeout_ms=…, on_progress=…)` is the asyncio form, and
+cancelling the awaiting task cancels the call at the server. on_progress gets a Progress on the
+waiting thread (the event loop's thread for call_async), in order, before the result.
+
 Not the `toolnexus` package on PyPI (the pure-Python port): this one drives the Rust library.
 """
 
+from __future__ import annotations
+
+import asyncio
 import collections
 import concurrent.futures
 import ctypes
 import functools
+import itertools
 import json
+import queue
 import threading
 import traceback
+from typing import Any, Callable, Deque, Dict, List, Optional, Tuple, Union
 
 from . import _ffi
 from ._ffi import (  # noqa: F401  (re-exported)
@@ -38,7 +50,8 @@ from ._ffi import (  # noqa: F401  (re-exported)
 )
 
 __all__ = [
-    "connect", "Client", "ToolResult", "Request",
+    "connect", "Client", "ToolResult", "Progress", "Request",
+    "Answer", "Resolver", "JsonArg", "ProgressHandler",
     "accept", "decline", "cancel",
     "elicitation_to_request", "answer_to_result", "server_request_response", "sanitize_name",
     "version", "library_path",
@@ -50,19 +63,28 @@ __version__ = "0.1.0"
 
 CANCEL_ANSWER = b'{"ok":false,"reason":"cancelled"}'
 _MAX_RESOLVER_ERRORS = 100
+# How long a synchronous call on the main thread waits between looks at pending signals.
+_WAIT_SLICE = 0.1
+
+JsonArg = Union[str, bytes, bytearray, Dict[str, Any], List[Any]]
+"""JSON given to the library: text (str/bytes, sent as is) or a value for json.dumps."""
+
+Answer = Union[Dict[str, Any], str, bytes, None, "concurrent.futures.Future[Any]"]
+"""What a resolver returns: an Answer dict, Answer JSON text, None (cancel), or a Future of one."""
 
 
-def version():
+def version() -> str:
     """The library's version, e.g. "0.1.0"."""
-    return _ffi.lib().tn_version().decode("utf-8")
+    v: bytes = _ffi.lib().tn_version()
+    return v.decode("utf-8")
 
 
 # ---------------------------------------------------------------- answers
 
 
-def accept(data=None, id=None):  # noqa: A002 - the §10 field is called id
-    """An accepting Answer: {"ok": true, "data": data?}."""
-    a = {"ok": True}
+def accept(data: Optional[Dict[str, Any]] = None, id: Optional[str] = None) -> Dict[str, Any]:  # noqa: A002
+    """An accepting Answer: {"ok": true, "data": data?} (the §10 field is called id)."""
+    a: Dict[str, Any] = {"ok": True}
     if id is not None:
         a["id"] = id
     if data is not None:
@@ -70,30 +92,39 @@ def accept(data=None, id=None):  # noqa: A002 - the §10 field is called id
     return a
 
 
-def decline(id=None):  # noqa: A002
+def decline(id: Optional[str] = None) -> Dict[str, Any]:  # noqa: A002
     """A declining Answer: the server sees {"action":"decline"}."""
-    a = {"ok": False, "reason": "declined"}
+    a: Dict[str, Any] = {"ok": False, "reason": "declined"}
     if id is not None:
         a["id"] = id
     return a
 
 
-def cancel(id=None):  # noqa: A002
+def cancel(id: Optional[str] = None) -> Dict[str, Any]:  # noqa: A002
     """A cancelling Answer: the server sees {"action":"cancel"}."""
-    a = {"ok": False, "reason": "cancelled"}
+    a: Dict[str, Any] = {"ok": False, "reason": "cancelled"}
     if id is not None:
         a["id"] = id
     return a
 
 
-class Request(dict):
+class Request(Dict[str, Any]):
     """A §10 Request as a dict ({"id", "kind", "prompt", "url"?, "data"?, ...});
     `.json` is the exact text the library produced."""
 
     __slots__ = ("json",)
+    json: str
 
 
-def _json_text(value, what):
+Resolver = Callable[[Request], Answer]
+"""A resolver: gets a §10 Request, returns an Answer (see the module's docstring)."""
+
+# Set while this thread runs a resolver: a synchronous call made there uses tn_call_tool, which
+# refuses (TN_ERR_REENTRANT) what would deadlock instead of waiting for it.
+_in_resolver = threading.local()
+
+
+def _json_text(value: JsonArg, what: str) -> bytes:
     """JSON text for the library: str/bytes verbatim, anything else through json.dumps."""
     if isinstance(value, (str, bytes, bytearray)):
         return _ffi.text_arg(value, what)
@@ -108,25 +139,30 @@ class _Bridge:
     as long as the library may call it) and never references the Client, so an unclosed Client
     can still be collected (its __del__ disconnects). Nothing raised ever reaches C."""
 
-    def __init__(self, fn, deferrable):
+    def __init__(self, fn: Resolver, deferrable: bool) -> None:
         if not callable(fn):
             raise TypeError("resolver must be callable, got %s" % type(fn).__name__)
         self.fn = fn
         self.deferrable = deferrable
-        self.errors = collections.deque(maxlen=_MAX_RESOLVER_ERRORS)
+        self.errors: Deque[str] = collections.deque(maxlen=_MAX_RESOLVER_ERRORS)
         self.c = _ffi.RESOLVER(self._trampoline)
 
-    def _note(self, text):
+    def _note(self, text: str) -> None:
         try:
             self.errors.append(text)
         except BaseException:
             pass
 
-    def _trampoline(self, user_data, request_json, responder):
+    def _trampoline(self, user_data: Optional[int], request_json: bytes, responder: Optional[int]) -> int:
+        outer = getattr(_in_resolver, "active", False)
         try:
             req = Request(json.loads(request_json.decode("utf-8")))
             req.json = request_json.decode("utf-8")
-            value = self.fn(req)
+            _in_resolver.active = True
+            try:
+                value = self.fn(req)
+            finally:
+                _in_resolver.active = outer
             if isinstance(value, concurrent.futures.Future):
                 if self.deferrable:
                     value.add_done_callback(functools.partial(self._future_done, responder))
@@ -147,22 +183,21 @@ class _Bridge:
                 pass
             return _ffi.RESOLVER_FAILED
 
-    def _answer(self, responder, value):
-        text = _json_text(value, "answer")
+    def _answer(self, responder: Optional[int], value: Answer) -> bool:
+        text = _json_text(value, "answer")  # type: ignore[arg-type]  # a Future never gets here
         status = _ffi.lib().tn_responder_answer(responder, text)
         if status == _ffi.TN_OK:
             return True
         self._note("tn_responder_answer refused %r: %s" % (text, _ffi.error_for(status)))
         return False
 
-    def _future_done(self, responder, fut):
+    def _future_done(self, responder: Optional[int], fut: "concurrent.futures.Future[Any]") -> None:
         # Runs on whichever thread completed the future (or at once, if it was already done).
         try:
             value = None
             if fut.cancelled():
                 self._note("deferred answer: the future was cancelled")
-            elif fut.exception() is not None:
-                exc = fut.exception()
+            elif (exc := fut.exception()) is not None:
                 self._note("deferred answer raised:\n" + "".join(
                     traceback.format_exception(type(exc), exc, exc.__traceback__)))
             else:
@@ -183,17 +218,17 @@ class _Bridge:
 # ---------------------------------------------------------------- pure functions (§4)
 
 
-def elicitation_to_request(params):
+def elicitation_to_request(params: JsonArg) -> str:
     """MCP elicitation/create params (JSON text, or a dict) -> the §10 Request JSON text."""
-    return _ffi.call_out(_ffi.lib().tn_elicitation_to_request, _json_text(params, "params")).decode("utf-8")
+    return _text(_ffi.call_out(_ffi.lib().tn_elicitation_to_request, _json_text(params, "params")))
 
 
-def answer_to_result(answer):
+def answer_to_result(answer: JsonArg) -> str:
     """A §10 Answer (JSON text, or a dict) -> the MCP ElicitResult JSON text."""
-    return _ffi.call_out(_ffi.lib().tn_answer_to_result, _json_text(answer, "answer")).decode("utf-8")
+    return _text(_ffi.call_out(_ffi.lib().tn_answer_to_result, _json_text(answer, "answer")))
 
 
-def server_request_response(message, resolver=None):
+def server_request_response(message: JsonArg, resolver: Optional[Resolver] = None) -> Optional[str]:
     """One inbound JSON-RPC message (text, or a dict) -> the reply JSON text, or None when the
     message is not a server request. The resolver runs synchronously; a Future it returns
     counts only if it is already done (else: cancel)."""
@@ -207,10 +242,18 @@ def server_request_response(message, resolver=None):
     return None if out is None else out.decode("utf-8")
 
 
-def sanitize_name(name):
+def sanitize_name(name: str) -> str:
     """A tool or server name -> its §0.1 sanitized form."""
-    out = _ffi.call_out(_ffi.lib().tn_sanitize_name, _json_text(json.dumps(name, ensure_ascii=False), "name"))
-    return json.loads(out.decode("utf-8"))
+    out = _text(_ffi.call_out(_ffi.lib().tn_sanitize_name, _json_text(json.dumps(name, ensure_ascii=False), "name")))
+    value: str = json.loads(out)
+    return value
+
+
+def _text(out: Optional[bytes]) -> str:
+    """An out-string the library always fills, as str."""
+    if out is None:
+        raise Internal("the library returned no string", Internal.status)
+    return out.decode("utf-8")
 
 
 # ---------------------------------------------------------------- the client
@@ -220,25 +263,124 @@ class ToolResult:
     """A §0.1 ToolResult: .output (str), .is_error (bool), .metadata (dict or None), .json (text)."""
 
     __slots__ = ("output", "is_error", "metadata", "json")
+    output: str
+    is_error: bool
+    metadata: Optional[Dict[str, Any]]
+    json: str
 
-    def __init__(self, text):
+    def __init__(self, text: str) -> None:
         d = json.loads(text)
         self.json = text
         self.output = d.get("output", "")
         self.is_error = bool(d.get("isError", False))
         self.metadata = d.get("metadata")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "ToolResult(output=%r, is_error=%r%s)" % (
             self.output, self.is_error, "" if self.metadata is None else ", metadata=%r" % (self.metadata,))
+
+
+class Progress:
+    """One notifications/progress for a call: .progress (a number), .total (a number or None),
+    .message (str or None), .json (the library's text)."""
+
+    __slots__ = ("progress", "total", "message", "json")
+    progress: float
+    total: Optional[float]
+    message: Optional[str]
+    json: str
+
+    def __init__(self, text: str) -> None:
+        d = json.loads(text)
+        self.json = text
+        self.progress = d.get("progress", 0)
+        self.total = d.get("total")
+        self.message = d.get("message")
+
+    def __repr__(self) -> str:
+        return "Progress(progress=%r, total=%r, message=%r)" % (self.progress, self.total, self.message)
+
+
+ProgressHandler = Callable[[Progress], None]
+"""on_progress: called with each Progress of the call, in order, before the result."""
+
+
+# ---------------------------------------------------------------- asynchronous calls (§7)
+#
+# One pair of C callbacks for every call, alive as long as the module: user_data is a key into
+# _pending, whose entry (what to do with the outcome) lives until done fires. Nothing raised
+# ever reaches C. The callbacks only hand the outcome over (a queue, or the event loop); the
+# host's code (on_progress) runs on the waiting thread, never on a library thread.
+
+# deliver(kind, payload): kind "progress" with the progress JSON text, or "done" with a
+# (ToolResult text or None, the error or None) pair. Runs on a library thread.
+_Deliver = Callable[[str, Any], None]
+
+
+class _Pending:
+    __slots__ = ("deliver", "id")
+
+    def __init__(self, deliver: _Deliver) -> None:
+        self.deliver = deliver
+        self.id = ctypes.c_uint64(0)  # written by tn_call_tool_async before done can fire
+
+
+_pending: Dict[int, _Pending] = {}
+_pending_lock = threading.Lock()
+_keys = itertools.count(1)
+_callback_errors: Deque[str] = collections.deque(maxlen=_MAX_RESOLVER_ERRORS)
+
+
+def _note_callback_error() -> None:
+    try:
+        _callback_errors.append(traceback.format_exc())
+    except BaseException:
+        pass
+
+
+def _on_done(user_data: Optional[int], status: int, result: Optional[bytes]) -> None:
+    try:
+        with _pending_lock:
+            p = _pending.pop(user_data or 0, None)
+        if p is None:
+            return
+        if status == _ffi.TN_OK and result is not None:
+            p.deliver("done", (result.decode("utf-8"), None))
+        else:
+            # The library set the last error on this thread before calling done.
+            p.deliver("done", (None, _ffi.error_for(status if status != _ffi.TN_OK else Internal.status)))
+    except BaseException:
+        _note_callback_error()
+
+
+def _on_progress(user_data: Optional[int], progress: Optional[bytes]) -> None:
+    try:
+        with _pending_lock:
+            p = _pending.get(user_data or 0)
+        if p is not None and progress is not None:
+            p.deliver("progress", progress.decode("utf-8"))
+    except BaseException:
+        _note_callback_error()
+
+
+_DONE_C = _ffi.DONE(_on_done)
+_PROGRESS_C = _ffi.PROGRESS(_on_progress)
+
+
+def _outcome(payload: Tuple[Optional[str], Optional[BaseException]]) -> ToolResult:
+    text, err = payload
+    if err is not None:
+        raise err
+    assert text is not None
+    return ToolResult(text)
 
 
 class Client:
     """A connected tn_client. Safe to use from many threads; close() (or `with`) disconnects."""
 
-    _handle = None
+    _handle: Optional[int] = None
 
-    def __init__(self, config, resolver=None):
+    def __init__(self, config: JsonArg, resolver: Optional[Resolver] = None) -> None:
         self._bridge = None if resolver is None else _Bridge(resolver, deferrable=True)
         self._lock = threading.Lock()
         self._closing = False
@@ -253,47 +395,167 @@ class Client:
             raise _ffi.error_for(status)
         self._handle = out.value
 
-    def _h(self):
+    def _h(self) -> int:
         h = self._handle
         if h is None:
             raise Closed("the client is closed", Closed.status)
         return h
 
-    def tools_json(self):
+    def tools_json(self) -> str:
         """The tools as the library's JSON text (an array sorted by name)."""
-        return _ffi.call_out(_ffi.lib().tn_list_tools, self._h()).decode("utf-8")
+        return _text(_ffi.call_out(_ffi.lib().tn_list_tools, self._h()))
 
-    def tools(self):
+    def tools(self) -> List[Dict[str, Any]]:
         """[{"name", "description", "inputSchema", "source", "server", "remoteName", ...}], sorted by name."""
-        return json.loads(self.tools_json())
+        tools: List[Dict[str, Any]] = json.loads(self.tools_json())
+        return tools
 
-    def statuses_json(self):
-        return _ffi.call_out(_ffi.lib().tn_server_statuses, self._h()).decode("utf-8")
+    def statuses_json(self) -> str:
+        return _text(_ffi.call_out(_ffi.lib().tn_server_statuses, self._h()))
 
-    def statuses(self):
+    def statuses(self) -> Dict[str, Any]:
         """{"servers": {name: {"status": "connected"|"disabled"|"failed", "error"?: ...}}}."""
-        return json.loads(self.statuses_json())
+        statuses: Dict[str, Any] = json.loads(self.statuses_json())
+        return statuses
 
-    def call(self, name, args=None):
+    def call(
+        self,
+        name: str,
+        args: Optional[JsonArg] = None,
+        *,
+        timeout_ms: Optional[int] = None,
+        on_progress: Optional[ProgressHandler] = None,
+    ) -> ToolResult:
         """Calls a tool by its listed name with args (a dict, JSON text, or None) -> ToolResult.
         Tool errors, timeouts and dead servers are results with is_error=True; an unknown name
-        raises NotFound, a closed client Closed."""
+        raises NotFound, a closed client Closed.
+
+        timeout_ms: this call's timeout (idle: progress restarts it), instead of the server's.
+        on_progress: called on this thread with each Progress, in order, before the return.
+        KeyboardInterrupt (Ctrl-C) while waiting, or an exception raised by on_progress,
+        cancels the call at the server and propagates."""
+        plain = timeout_ms is None and on_progress is None
+        if plain and (getattr(_in_resolver, "active", False)
+                      or threading.current_thread() is not threading.main_thread()):
+            # No signal to watch for and nothing to deliver here: the plain blocking call
+            # (which also refuses, with Reentrant, a call from an inline resolver to its own
+            # server instead of deadlocking).
+            a = None if args is None else _json_text(args, "args")
+            return ToolResult(_text(_ffi.call_out(_ffi.lib().tn_call_tool, self._h(), _ffi.text_arg(name, "name"), a)))
+        q: "queue.SimpleQueue[Tuple[str, Any]]" = queue.SimpleQueue()
+        p = self._start(name, args, timeout_ms, on_progress is not None, lambda kind, payload: q.put((kind, payload)))
+        try:
+            while True:
+                try:
+                    # In slices, so that a signal handler (Ctrl-C) runs while we wait.
+                    kind, payload = q.get(timeout=_WAIT_SLICE)
+                except queue.Empty:
+                    continue
+                if kind == "done":
+                    return _outcome(payload)
+                if on_progress is not None:
+                    on_progress(Progress(payload))
+        except BaseException:
+            self._cancel(p)
+            raise
+
+    async def call_async(
+        self,
+        name: str,
+        args: Optional[JsonArg] = None,
+        *,
+        timeout_ms: Optional[int] = None,
+        on_progress: Optional[ProgressHandler] = None,
+    ) -> ToolResult:
+        """The asyncio form of call(): starts the call and returns its ToolResult when it ends,
+        without blocking the event loop. Cancelling the awaiting task cancels the call at the
+        server. on_progress runs on the event loop's thread; if it raises, the call is
+        cancelled and the exception propagates here. Errors as for call()."""
+        loop = asyncio.get_running_loop()
+        fut: "asyncio.Future[ToolResult]" = loop.create_future()
+        box: List[_Pending] = []
+
+        def on_loop(kind: str, payload: Any) -> None:  # on the event loop's thread
+            if fut.done():  # the task was cancelled, or on_progress raised
+                return
+            if kind == "done":
+                try:
+                    fut.set_result(_outcome(payload))
+                except Exception as e:  # noqa: BLE001 - the library's error, for the awaiting task
+                    fut.set_exception(e)
+                return
+            if on_progress is None:
+                return
+            try:
+                on_progress(Progress(payload))
+            except Exception as e:  # noqa: BLE001 - it propagates to the awaiting task
+                self._cancel(box[0])
+                fut.set_exception(e)
+            except BaseException:
+                self._cancel(box[0])
+                fut.cancel()
+                raise
+
+        def deliver(kind: str, payload: Any) -> None:  # on a library thread
+            try:
+                loop.call_soon_threadsafe(on_loop, kind, payload)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                pass
+
+        box.append(self._start(name, args, timeout_ms, on_progress is not None, deliver))
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            self._cancel(box[0])
+            raise
+
+    def _start(self, name: str, args: Optional[JsonArg], timeout_ms: Optional[int], progress: bool,
+               deliver: _Deliver) -> _Pending:
+        """tn_call_tool_async; raises what it refused (then done never fires)."""
+        h = self._h()
+        cname = _ffi.text_arg(name, "name")
         a = None if args is None else _json_text(args, "args")
-        out = _ffi.call_out(_ffi.lib().tn_call_tool, self._h(), _ffi.text_arg(name, "name"), a)
-        return ToolResult(out.decode("utf-8"))
+        options = None
+        if timeout_ms is not None:
+            if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int):
+                raise TypeError("timeout_ms must be an int (milliseconds), got %s" % type(timeout_ms).__name__)
+            options = _json_text({"timeoutMs": timeout_ms}, "options")
+        p = _Pending(deliver)
+        key = next(_keys)
+        with _pending_lock:
+            _pending[key] = p
+        status = _ffi.lib().tn_call_tool_async(
+            h, cname, a, options, _DONE_C, _PROGRESS_C if progress else _ffi.NULL_PROGRESS, key, ctypes.byref(p.id))
+        if status != _ffi.TN_OK:
+            err = _ffi.error_for(status)  # right after the call, on this thread
+            with _pending_lock:
+                _pending.pop(key, None)
+            raise err
+        return p
+
+    def _cancel(self, p: _Pending) -> None:
+        """tn_call_cancel, quietly: a call that already ended (TN_ERR_NOT_FOUND) or a closed
+        client has nothing left to cancel."""
+        h = self._handle
+        if h is not None:
+            try:
+                _ffi.lib().tn_call_cancel(h, p.id.value)
+            except BaseException:
+                _note_callback_error()
 
     @property
-    def resolver_errors(self):
+    def resolver_errors(self) -> List[str]:
         """Why recent elicitations became cancel on the Python side (tracebacks, refusals)."""
         return [] if self._bridge is None else list(self._bridge.errors)
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._handle is None
 
-    def close(self):
-        """Disconnects (idempotent). Calls in flight on other threads return promptly. Called
-        from inside this client's resolver it does nothing and raises Reentrant."""
+    def close(self) -> None:
+        """Disconnects (idempotent). Calls in flight on other threads (and awaiting tasks)
+        return promptly. Called from inside this client's resolver it does nothing and raises
+        Reentrant."""
         with self._lock:
             h = self._handle
             if h is None or self._closing:
@@ -309,20 +571,20 @@ class Client:
         with self._lock:
             self._handle = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Client":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except BaseException:
             pass
 
 
-def connect(config, resolver=None):
+def connect(config: JsonArg, resolver: Optional[Resolver] = None) -> Client:
     """Connects every server of an MCP config (a dict, or JSON text) and returns a Client.
     Per-server failures do not raise (see statuses()); an unusable config raises."""
     return Client(config, resolver)

@@ -10,7 +10,8 @@ failing call, on the same thread, before any other tn_ call.
 import ctypes
 import os
 import threading
-from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int32, c_void_p
+from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int32, c_uint64, c_void_p
+from typing import Any, Callable, Dict, List, Optional, Tuple, Type, Union
 
 TN_OK = 0
 TN_RESOLVED = 0
@@ -21,9 +22,14 @@ RESOLVER_FAILED = -1
 # int32_t (*tn_resolver_fn)(void *user_data, const char *request_json, tn_responder *responder)
 RESOLVER = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_void_p)
 NULL_RESOLVER = RESOLVER()
+# void (*tn_call_done_fn)(void *user_data, tn_status status, const char *result_json)
+DONE = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
+# void (*tn_progress_fn)(void *user_data, const char *progress_json)
+PROGRESS = CFUNCTYPE(None, c_void_p, c_char_p)
+NULL_PROGRESS = PROGRESS()
 _OUT = POINTER(c_void_p)
 
-_SIGNATURES = {
+_SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "tn_version": (c_char_p, []),
     "tn_status_str": (c_char_p, [c_int32]),
     "tn_last_error_message": (c_char_p, []),
@@ -38,6 +44,9 @@ _SIGNATURES = {
     "tn_server_statuses": (c_int32, [c_void_p, _OUT]),
     "tn_call_tool": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
     "tn_disconnect": (None, [c_void_p]),
+    "tn_call_tool_async": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, DONE, PROGRESS, c_void_p,
+                                     POINTER(c_uint64)]),
+    "tn_call_cancel": (c_int32, [c_void_p, c_uint64]),
 }
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -45,11 +54,11 @@ BUNDLED_LIB = os.path.join(_PKG_DIR, "libtoolnexus.so")
 # Running from a source checkout without installing: the cargo debug build.
 _CHECKOUT_LIB = os.path.normpath(os.path.join(_PKG_DIR, "..", "..", "..", "target", "debug", "libtoolnexus.so"))
 
-_lib = None
+_lib: Optional[ctypes.CDLL] = None
 _lib_lock = threading.Lock()
 
 
-def library_path():
+def library_path() -> str:
     """$TOOLNEXUS_LIB when set, else the copy bundled in the package (else a checkout's debug build)."""
     env = os.environ.get("TOOLNEXUS_LIB")
     if env:
@@ -59,7 +68,7 @@ def library_path():
     return _CHECKOUT_LIB
 
 
-def lib():
+def lib() -> Any:
     """The loaded library, every signature declared (loaded once, on first use)."""
     global _lib
     if _lib is not None:
@@ -85,47 +94,92 @@ class ToolnexusError(Exception):
     """A tn_ function returned an error status. str(e) is the library's message
     (tn_last_error_message); .status is the code, .code its name (e.g. "TN_ERR_NOT_FOUND")."""
 
-    status = None
-    code = "TN_ERR_UNKNOWN"
+    status: Optional[int] = None
+    code: str = "TN_ERR_UNKNOWN"
 
-    def __init__(self, message, status=None):
+    def __init__(self, message: str, status: Optional[int] = None) -> None:
         super().__init__(message)
         self.message = message
         if status is not None:
             self.status = status
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "%s(%r, status=%r)" % (type(self).__name__, self.message, self.status)
 
 
-def _error_class(name, status, code, doc):
-    return type(name, (ToolnexusError,), {"status": status, "code": code, "__doc__": doc})
+class InvalidArgument(ToolnexusError):
+    """NULL, bad UTF-8, wrong JSON shape."""
+
+    status = 1
+    code = "TN_ERR_INVALID_ARGUMENT"
 
 
-InvalidArgument = _error_class("InvalidArgument", 1, "TN_ERR_INVALID_ARGUMENT", "NULL, bad UTF-8, wrong JSON shape.")
-InvalidJson = _error_class("InvalidJson", 2, "TN_ERR_INVALID_JSON", "Text that is not JSON.")
-ConfigError = _error_class("ConfigError", 3, "TN_ERR_CONFIG", "The whole config is unusable.")
-NotFound = _error_class("NotFound", 4, "TN_ERR_NOT_FOUND", "No tool of that name.")
-Closed = _error_class("Closed", 5, "TN_ERR_CLOSED", "The client (or responder) is closed.")
-Reentrant = _error_class("Reentrant", 6, "TN_ERR_REENTRANT", "A call that would deadlock.")
-Panic = _error_class("Panic", 7, "TN_ERR_PANIC", "The library caught a panic.")
-Internal = _error_class("Internal", 8, "TN_ERR_INTERNAL", "An internal library error.")
+class InvalidJson(ToolnexusError):
+    """Text that is not JSON."""
 
-_BY_STATUS = {c.status: c for c in (InvalidArgument, InvalidJson, ConfigError, NotFound, Closed, Reentrant, Panic, Internal)}
+    status = 2
+    code = "TN_ERR_INVALID_JSON"
 
 
-def last_error_message():
+class ConfigError(ToolnexusError):
+    """The whole config is unusable."""
+
+    status = 3
+    code = "TN_ERR_CONFIG"
+
+
+class NotFound(ToolnexusError):
+    """No tool of that name (or, for a cancel, no such call in flight)."""
+
+    status = 4
+    code = "TN_ERR_NOT_FOUND"
+
+
+class Closed(ToolnexusError):
+    """The client (or responder) is closed."""
+
+    status = 5
+    code = "TN_ERR_CLOSED"
+
+
+class Reentrant(ToolnexusError):
+    """A call that would deadlock."""
+
+    status = 6
+    code = "TN_ERR_REENTRANT"
+
+
+class Panic(ToolnexusError):
+    """The library caught a panic."""
+
+    status = 7
+    code = "TN_ERR_PANIC"
+
+
+class Internal(ToolnexusError):
+    """An internal library error."""
+
+    status = 8
+    code = "TN_ERR_INTERNAL"
+
+
+_BY_STATUS: Dict[int, Type[ToolnexusError]] = {
+    1: InvalidArgument, 2: InvalidJson, 3: ConfigError, 4: NotFound, 5: Closed, 6: Reentrant, 7: Panic, 8: Internal,
+}
+
+
+def last_error_message() -> Optional[str]:
     """tn_last_error_message() for this thread, or None."""
-    msg = lib().tn_last_error_message()
+    msg: Optional[bytes] = lib().tn_last_error_message()
     return None if msg is None else msg.decode("utf-8", "replace")
 
 
-def status_str(status):
-    s = lib().tn_status_str(status)
+def status_str(status: int) -> Optional[str]:
+    s: Optional[bytes] = lib().tn_status_str(status)
     return None if s is None else s.decode("utf-8", "replace")
 
 
-def error_for(status):
+def error_for(status: int) -> ToolnexusError:
     """The exception for a failed call; must run right after it (reads the thread's last error)."""
     message = last_error_message()
     if not message:
@@ -139,7 +193,7 @@ def error_for(status):
 # ---------------------------------------------------------------- strings
 
 
-def text_arg(value, what):
+def text_arg(value: Union[str, bytes, bytearray], what: str) -> bytes:
     """str/bytes passed as is (UTF-8); refuses an embedded NUL, which C would cut the text at."""
     if isinstance(value, str):
         value = value.encode("utf-8")
@@ -150,7 +204,7 @@ def text_arg(value, what):
     return bytes(value)
 
 
-def call_out(fn, *args):
+def call_out(fn: Callable[..., int], *args: Any) -> Optional[bytes]:
     """fn(*args, &out) for a `char **out` function: the string (bytes), or None when *out stayed
     NULL. Raises the typed error on a non-OK status; the out-string is always freed."""
     out = c_void_p()
