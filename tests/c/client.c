@@ -592,7 +592,7 @@ static void test_server_that_stops_reading_cannot_hang_a_call(void) {
   char *r = call(c, "fx_echo", args);
   double took = now_s() - t0;
   CHECK(contains(r, "has not read its stdin for 500 ms") && contains(r, "\"isError\":true"), "%.300s", r);
-  CHECK(took < 3, "bounded: %.2fs", took);
+  CHECK(took < 10, "bounded (generous: valgrind, a loaded machine): %.2fs", took);
   free(r);
   r = call(c, "fx_echo", "{\"text\":\"x\"}");
   CHECK(contains(r, "\"isError\":true"), "the connection is failed, not half-written to: %s", r);
