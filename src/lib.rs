@@ -8,14 +8,14 @@
 //! | module | holds |
 //! |---|---|
 //! | `ffi/` | the exported `tn_*` functions, the panic guard, C strings, the C resolver |
-//! | `client` | many servers from one config: order, isolation, names, collisions, statuses (§2–§3) |
-//! | `session/` | one server's MCP lifecycle: start, handshake (`legacy`), list, call (§3, §5) |
+//! | `client/` | many servers from one config: order, isolation, names, collisions, statuses (§2–§3); `calling`: calls by name, async, cancel, resume |
+//! | `session/` | one server's MCP lifecycle (§3, §5, §6): start and era (`probe`), the handshake (`legacy`), MCP 2026-07-28 (`modern`), list, a call's rounds (`rounds`: MRTR, -32042, timeouts), durable suspension (`suspend`) |
 //! | `calls` | calls the host controls: asynchronous calls, cancel, their threads (§7) |
 //! | `conn` | one connection's bookkeeping: ids, pending calls, progress, waking callers |
 //! | `live_bridge` | server requests on a live connection: the resolver inline, SEP-1034 (§4) |
 //! | `clock` | call timers that pause while the host is asked (§4) |
-//! | `auth/` | OAuth for remote servers: discovery, registration, the resolver's login, tokens, the store (§8) |
-//! | `transport/` | how bytes move: `stdio`, `http/` (shared clients, `streamable`, `server_stream`, `legacy_sse`), `sse` |
+//! | `auth/` | OAuth for remote servers (§8): config (`spec`), what it works with (`flow`), discovery and token requests (`requests`), the grants (`grants`), the resolver's login (`login`), the token store (`store`) |
+//! | `transport/` | how bytes move: `stdio`, `http/` (shared clients, `streamable`, `modern`, `server_stream`, `legacy_sse`), `sse` |
 //! | `sys` | the POSIX calls: pipes, process groups, signals |
 //! | `bridge`, `sep1034`, `responder` | the §10 mapping, SEP-1034 defaults/checks, one-shot responders |
 //! | `pure`, `adapters` | the JSON-in/JSON-out functions; tools in a provider's shape |
