@@ -16,6 +16,7 @@ mod form;
 
 use clap::{Parser, Subcommand};
 use serde_json::Value;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -191,21 +192,47 @@ fn call(client: &Client, tool: &str, args: Option<&str>, json: bool) -> Result<E
             Err(e) => return Err(Fail(format!("the arguments are not JSON: {e}"))),
         }
     }
-    // TODO(progress): once the library's asynchronous calls report progress (another branch is
-    // adding them to src/ffi and src/session/conn), call through them here and, when stderr is
-    // a terminal, draw the progress with `indicatif` (a dependency of this crate only), pausing
-    // the bar while `form::TerminalResolver` asks a question.
-    let result = match client.call_tool(tool, args) {
-        Ok(r) => r,
-        Err(e) => {
-            if e.kind == toolnexus::ErrorKind::NotFound {
-                for line in failed_servers(client) {
-                    eprintln!("toolnexus: {line}");
-                }
+    // Through an asynchronous call so that the server's progress can be shown: on a terminal
+    // one line on stderr, redrawn in place and cleared before the result (§7).
+    let show = std::io::stderr().is_terminal();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let drawn = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let d = drawn.clone();
+    let progress: Option<toolnexus::Progress> = show.then(|| {
+        Box::new(move |p: &str| {
+            if let Ok(Value::Object(p)) = serde_json::from_str::<Value>(p) {
+                let n = p.get("progress").map(|v| v.to_string()).unwrap_or_default();
+                let of = p.get("total").map(|t| format!("/{t}")).unwrap_or_default();
+                let msg = p.get("message").and_then(Value::as_str).unwrap_or("");
+                eprint!("\r\x1b[2K[{n}{of}] {msg}");
+                d.store(true, std::sync::atomic::Ordering::Relaxed);
             }
-            return Err(e.into());
+        }) as toolnexus::Progress
+    });
+    let started = client.call_tool_async(
+        tool,
+        args,
+        None,
+        Box::new(move |r| {
+            let _ = tx.send(r);
+        }),
+        progress,
+        |_| {},
+    );
+    if let Err(e) = started {
+        if e.kind == toolnexus::ErrorKind::NotFound {
+            for line in failed_servers(client) {
+                eprintln!("toolnexus: {line}");
+            }
         }
-    };
+        return Err(e.into());
+    }
+    let result = rx
+        .recv()
+        .map_err(|_| Fail("the call ended without a result".into()))?;
+    if drawn.load(std::sync::atomic::Ordering::Relaxed) {
+        eprint!("\r\x1b[2K");
+    }
     let v: Value = serde_json::from_str(&result).map_err(|e| {
         Fail(format!(
             "the library returned a result that is not JSON: {e}"

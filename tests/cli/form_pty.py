@@ -161,7 +161,21 @@ def main():
         out = t.plain()
         assert code == 0 and last_json_line(out) == {"action": "cancel"}, out
         print("Ctrl-C cancelled the form")
-    print("3 passed, 0 failed")
+
+        # progress on the terminal (§7): server-everything reports it for a long operation
+        ev = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".cache", "peers", "npm",
+                          "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+        with open(os.path.join(d, "ev.json"), "w") as f:
+            json.dump({"mcpServers": {"ev": {"command": ["node", os.path.abspath(ev), "stdio"]}}}, f)
+        t = Term([exe, "--config", "ev.json", "call", "ev_trigger-long-running-operation",
+                  '{"duration":1,"steps":3}'], d)
+        for step in ("[1/3]", "[2/3]", "[3/3]"):
+            t.wait_for(step)
+        code = t.finish()
+        out = t.plain()
+        assert code == 0 and "Long running operation completed" in out, out
+        print("progress drawn on the terminal")
+    print("4 passed, 0 failed")
 
 
 if __name__ == "__main__":
