@@ -8,12 +8,12 @@
 //! to no client request go only on the standalone GET stream and are dropped
 //! when none is open, as the TypeScript SDK's transport does.
 
+use crate::modern::{self, RpcError};
 use crate::opts;
 use crate::out::error_line;
 use crate::post::{Mode, PostOut, PostState};
 use crate::proto::{self, Msg};
 use crate::session::{self, log_request, EventStream, LogEntry, Session};
-use crate::modern::{self, RpcError};
 use crate::tools;
 use crate::wire::{body_head, head, priming_chunk, read_body, read_head, sse_head, trim_nl, Req};
 use serde_json::Value;
@@ -517,8 +517,7 @@ impl Conn {
             );
             let data = serde_json::json!({"envelope": {"missing": ["_meta"]}});
             Some(RpcError::new(-32602, m, Some(data)))
-        } else if method == "initialize" || claim.and_then(Value::as_str) != Some(modern::VERSION)
-        {
+        } else if method == "initialize" || claim.and_then(Value::as_str) != Some(modern::VERSION) {
             modern::check_envelope(&method, p).err()
         } else {
             self.header_mismatch(&method, p)

@@ -52,7 +52,7 @@ pub struct Opts {
     pub stdout_outlives_exit_ms: Option<u64>,
     /// HTTP mode: listen on this address instead of speaking stdio.
     pub http: Option<String>,
-    /// HTTP mode: append one JSON line per request received to this file.
+    /// Append one JSON line per request received (stdio: per message) to this file.
     pub log: Option<String>,
     /// HTTP mode: answer the standalone GET with this status and no stream.
     pub get_status: Option<u16>,

@@ -96,9 +96,8 @@ pub fn check_envelope(method: &str, params: Option<&Value>) -> Result<(), RpcErr
         Some(_) => {}
     }
     if !meta(params).is_some_and(|m| m.get(K_CAPS).is_some_and(Value::is_object)) {
-        let m = format!(
-            "Invalid _meta envelope for protocol revision {VERSION}: {K_CAPS}: missing"
-        );
+        let m =
+            format!("Invalid _meta envelope for protocol revision {VERSION}: {K_CAPS}: missing");
         let data = json!({"envelope": {"key": K_CAPS, "problem": "missing"}});
         return Err(RpcError::new(-32602, m, Some(data)));
     }

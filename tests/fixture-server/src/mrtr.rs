@@ -166,10 +166,8 @@ pub fn answer(out: &dyn Out, buf: &mut Vec<u8>, id: &Value, name: &str, params: 
         "mrtr_state_only" => match state {
             Some(_) => {
                 let got = params.get("inputResponses").cloned();
-                let fields = Map::from_iter([(
-                    "inputResponses".to_owned(),
-                    got.unwrap_or(Value::Null),
-                )]);
+                let fields =
+                    Map::from_iter([("inputResponses".to_owned(), got.unwrap_or(Value::Null))]);
                 complete(state, fields)
             }
             None => input_required(None, "come-back"),
@@ -219,5 +217,11 @@ pub fn slow_progress(out: &dyn Out, id: &Value, args: &Value, token: Option<&Val
             out.emit(line.as_bytes());
         }
     }
-    send_text(out, &mut buf, id, &format!("done after {steps} steps"), false);
+    send_text(
+        out,
+        &mut buf,
+        id,
+        &format!("done after {steps} steps"),
+        false,
+    );
 }

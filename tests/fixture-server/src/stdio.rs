@@ -6,10 +6,10 @@
 //! from the client to server-initiated requests are routed back to the waiting
 //! thread through a pending map (id -> `mpsc::Sender`).
 
+use crate::modern;
 use crate::opts;
 use crate::out::{send_error, Stdio, STDIO_PENDING};
 use crate::proto::{self, Msg, State};
-use crate::modern;
 use crate::session::{self, log_message};
 use crate::tools;
 use crate::util::skip_ws;

@@ -239,7 +239,6 @@ pub fn is_blocking_tool(name: &str) -> bool {
             | "elicit_then_slow"
             | "ask_many"
             | "partial_then_echo"
-            | "slow_progress"
     )
 }
 
@@ -449,7 +448,7 @@ pub fn tools_call(
                 true,
             ),
         },
-        n if is_blocking_tool(n) => {
+        n if is_blocking_tool(n) || (n == "slow_progress" && crate::modern::enabled()) => {
             return Some(Blocking {
                 id,
                 name,
@@ -458,7 +457,7 @@ pub fn tools_call(
                 modern: false,
             })
         }
-        n if crate::mrtr::is_mrtr_tool(n) => {
+        n if crate::mrtr::is_mrtr_tool(n) && crate::modern::enabled() => {
             let text = format!("{n} needs the {} era", crate::modern::VERSION);
             send_text(out, buf, &id, &text, true);
         }

@@ -56,7 +56,10 @@ fn read_line(r: &mut BufReader<TcpStream>, line: &mut String) -> io::Result<bool
 
 /// A SEP-2243 header value: `=?base64?…?=` decoded (UTF-8), anything else as is.
 fn header_value(v: &str) -> String {
-    let Some(b64) = v.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) else {
+    let Some(b64) = v
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    else {
         return v.to_owned();
     };
     let mut bits = 0u32;
