@@ -66,10 +66,10 @@ def http(tmp_path):
 
 @pytest.fixture
 def server(request, tmp_path, http):
-    """A server spec for the parametrized transport: (spec, function returning the requests
-    the library sent, in order, each as {"rpc","id","params"} plus HTTP's headers)."""
-    flags = getattr(request, "param_flags", ["--modern"])
-    return make_server(request.param, tmp_path, http, flags)
+    """A `--modern` fixture over the parametrized transport: (its config entry, a function
+    returning the requests the library sent, in order, each with "rpc", "id", "params", and
+    over HTTP the headers as the fixture logs them)."""
+    return make_server(request.param, tmp_path, http, ["--modern"])
 
 
 def make_server(transport, tmp_path, http, flags, **extra):
@@ -526,3 +526,51 @@ def test_a_tool_name_the_routing_header_must_carry(http, connect):
     assert output(c.result(weird[0])) == ("weird ok", False)
     (req,) = [x for x in h.lines() if x.get("rpc") == "tools/call"]
     assert req["mcpName"] == "dots.and spaces", req
+
+
+@BOTH
+def test_two_calls_in_their_rounds_at_once(server, connect):
+    spec, sent = server
+    names = iter(["First", "Second"])
+    lock = threading.Lock()
+    asker = Asker()
+
+    def fn(request_json, responder):
+        with lock:
+            name = next(names)
+        asker.seen.append(json.loads(request_json))
+        answer = json.dumps({"ok": True, "data": {"name": name}})
+        threading.Timer(0.2, lambda: tnlib.answer(responder, answer)).start()
+        return tnlib.TN_DEFERRED
+
+    asker.resolver = tnlib.Resolver(fn)
+    c = connect({"mcpServers": {"fx": spec}}, asker.resolver)
+    a, b = c.start("fx_mrtr_ask"), c.start("fx_mrtr_ask")
+    got = sorted(json.loads(output(x.wait(20))[0])["content"]["name"] for x in (a, b))
+    assert got == ["First", "Second"], got
+    reqs = calls(sent, "mrtr_ask")
+    assert len(reqs) == 4 and len({r["id"] for r in reqs}) == 4, reqs
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_protocol_modern_against_a_modern_fixture(tmp_path, http, transport, connect):
+    spec, sent = make_server(transport, tmp_path, http, ["--dual"], protocol="modern")
+    c = connect({"mcpServers": {"fx": spec}})
+    st = json.loads(c.statuses_text())["servers"]["fx"]
+    assert st["status"] == "connected" and st["era"] == "modern", st
+    assert "initialize" not in [r["rpc"] for r in sent()]
+
+
+@BOTH
+def test_the_time_the_host_takes_to_answer_is_not_a_timeout(server, connect):
+    spec, sent = server
+    spec = dict(spec, timeout=300, maxTotalTimeout=500)
+
+    def fn(request_json, responder):
+        threading.Timer(0.8, lambda: tnlib.answer(responder, ACCEPT)).start()
+        return tnlib.TN_DEFERRED
+
+    resolver = tnlib.Resolver(fn)
+    c = connect({"mcpServers": {"fx": spec}}, resolver)
+    out, err = output(c.result("fx_mrtr_ask"))
+    assert not err and json.loads(out)["content"]["name"] == "Ada", out
