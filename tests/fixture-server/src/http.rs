@@ -8,12 +8,13 @@
 //! to no client request go only on the standalone GET stream and are dropped
 //! when none is open, as the TypeScript SDK's transport does.
 
+use crate::modern::{self, RpcError};
 use crate::opts;
 use crate::out::error_line;
 use crate::post::{Mode, PostOut, PostState};
 use crate::proto::{self, Msg};
 use crate::session::{self, log_request, EventStream, LogEntry, Session};
-use crate::tools::run_blocking_tool;
+use crate::tools;
 use crate::wire::{body_head, head, priming_chunk, read_body, read_head, sse_head, trim_nl, Req};
 use serde_json::Value;
 use std::cell::RefCell;
@@ -120,6 +121,12 @@ impl Conn {
                 true
             } else {
                 match self.req.method.as_str() {
+                    "GET" | "DELETE" if self.modern_get() => {
+                        self.log(None, None, None);
+                        let body = br#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Method not allowed."},"id":null}"#;
+                        self.simple(405, Some("Allow: POST\r\n"), body);
+                        true
+                    }
                     "POST" => self.post(),
                     "GET" => self.get(),
                     "DELETE" => self.delete(),
@@ -170,6 +177,16 @@ impl Conn {
     }
 
     fn log(&self, rpc: Option<&str>, id: Option<&Value>, kind: Option<&str>) {
+        self.log_params(rpc, id, kind, None);
+    }
+
+    fn log_params(
+        &self,
+        rpc: Option<&str>,
+        id: Option<&Value>,
+        kind: Option<&str>,
+        params: Option<&Value>,
+    ) {
         let q = &self.req;
         log_request(&LogEntry {
             http: &q.method,
@@ -179,6 +196,9 @@ impl Conn {
             session: q.session.as_deref(),
             protocol_version: q.protocol.as_deref(),
             last_event_id: q.last_event_id.as_deref(),
+            params,
+            mcp_method: q.mcp_method.as_deref(),
+            mcp_name: q.mcp_name.as_deref(),
         });
     }
 
@@ -205,8 +225,12 @@ impl Conn {
         let batch = self.req.body.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'[');
         let msg = proto::parse_message(&self.req.body);
         match &msg {
-            Msg::Request { method, id, .. } => self.log(Some(method), Some(id), Some("request")),
-            Msg::Notification { method, .. } => self.log(Some(method), None, Some("notification")),
+            Msg::Request { method, id, params } => {
+                self.log_params(Some(method), Some(id), Some("request"), params.as_ref())
+            }
+            Msg::Notification { method, params } => {
+                self.log_params(Some(method), None, Some("notification"), params.as_ref())
+            }
             Msg::Response(m) => self.log(None, m.get("id"), Some("response")),
             Msg::Invalid(id) => self.log(None, Some(id), None),
             Msg::Neither | Msg::Bad => self.log(None, None, None),
@@ -221,6 +245,9 @@ impl Conn {
             let m = "Unsupported Media Type: Content-Type must be application/json";
             self.rpc_error(415, -32000, m);
             return true;
+        }
+        if self.modern_post(&msg) {
+            return self.modern(msg);
         }
         let session = match &msg {
             Msg::Request { method, .. } if method == "initialize" => session::create(),
@@ -268,27 +295,34 @@ impl Conn {
 
     /// Serve a request on this POST; false when the connection must close.
     fn call(&mut self, session: &Session, method: &str, id: Value, params: Option<Value>) -> bool {
+        let body = std::mem::take(&mut self.req.body);
+        let keep = self.serve_request(session, false, |out, buf| {
+            proto::request(out, &session.state, buf, method, id, params, &body)
+        });
+        self.req.body = body;
+        keep
+    }
+
+    /// Answer on this POST with `f`'s answer (and its blocking tool's, if it hands one back).
+    fn serve_request(
+        &mut self,
+        session: &Session,
+        modern: bool,
+        f: impl FnOnce(&PostOut, &mut Vec<u8>) -> Option<tools::Blocking>,
+    ) -> bool {
         let out = PostOut {
             sock: self.reader.get_ref(),
             session,
             close: self.req.close,
+            modern,
             st: RefCell::new(PostState {
                 mode: Mode::Undecided,
                 w: std::mem::take(&mut self.w),
                 broken: false,
             }),
         };
-        let body = &self.req.body;
-        if let Some(b) = proto::request(
-            &out,
-            &session.state,
-            &mut self.buf,
-            method,
-            id,
-            params,
-            body,
-        ) {
-            run_blocking_tool(&out, b.id, &b.name, b.args);
+        if let Some(b) = f(&out, &mut self.buf) {
+            tools::run(&out, b);
         }
         let st = out.st.into_inner();
         self.w = st.w;
@@ -384,5 +418,117 @@ impl Conn {
         session::remove(&session.id);
         self.simple(200, None, b"");
         true
+    }
+
+    // -----------------------------------------------------------------------
+    // The modern era (`--modern`, `--dual`): stateless, no GET, header checks
+    // -----------------------------------------------------------------------
+
+    fn modern_header(&self) -> bool {
+        self.req.protocol.as_deref() == Some(modern::VERSION)
+    }
+
+    /// A GET or DELETE answered 405: always with `--modern`, with `--dual` when it names
+    /// the modern version.
+    fn modern_get(&self) -> bool {
+        opts().modern || (opts().dual && self.modern_header())
+    }
+
+    /// Whether a POST is served in the modern era.
+    fn modern_post(&self, msg: &Msg) -> bool {
+        let claims = match msg {
+            Msg::Request { params, .. } | Msg::Notification { params, .. } => {
+                modern::claim(params.as_ref()).is_some()
+            }
+            _ => false,
+        };
+        opts().modern || (opts().dual && (claims || self.modern_header()))
+    }
+
+    /// A JSON-RPC error (with the request's id) as an HTTP error.
+    fn modern_error(&mut self, status: u16, id: &Value, e: &RpcError) -> bool {
+        let line = e.line(id);
+        self.simple(status, None, trim_nl(&line));
+        true
+    }
+
+    /// The -32020 for headers that disagree with the body, if they do.
+    fn header_mismatch(&self, method: &str, params: Option<&Value>) -> Option<RpcError> {
+        let q = &self.req;
+        let bad = |what: String, header: &str| {
+            let m = format!("Bad Request: the request headers and body disagree: {what}");
+            let data = serde_json::json!({"mismatch": {"header": header}});
+            Some(RpcError::new(-32020, m, Some(data)))
+        };
+        match q.protocol.as_deref() {
+            Some(modern::VERSION) => {}
+            other => {
+                let what = format!(
+                    "the body envelope names protocol version {} but the MCP-Protocol-Version header is {}",
+                    modern::VERSION,
+                    other.unwrap_or("absent")
+                );
+                return bad(what, "MCP-Protocol-Version");
+            }
+        }
+        if q.mcp_method.as_deref() != Some(method) {
+            let what = format!(
+                "the body names method {method} but the Mcp-Method header is {:?}",
+                q.mcp_method
+            );
+            return bad(what, "Mcp-Method");
+        }
+        if method == "tools/call" {
+            let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+            if q.mcp_name.as_deref() != name {
+                let what = format!(
+                    "the body carries params.name={name:?} but the Mcp-Name header is {:?}",
+                    q.mcp_name
+                );
+                return bad(what, "Mcp-Name");
+            }
+        }
+        None
+    }
+
+    /// Serve a modern POST: no session; errors before dispatch are HTTP 400.
+    fn modern(&mut self, msg: Msg) -> bool {
+        let (method, id, params) = match msg {
+            Msg::Request { method, id, params } => (method, id, params),
+            Msg::Notification { .. } | Msg::Response(_) => {
+                self.simple(202, None, b"");
+                return true;
+            }
+            Msg::Bad => {
+                self.rpc_error(400, -32700, "Parse error: Invalid JSON");
+                return true;
+            }
+            Msg::Invalid(_) | Msg::Neither => {
+                self.rpc_error(400, -32600, "Invalid Request");
+                return true;
+            }
+        };
+        let p = params.as_ref();
+        let claim = modern::claim(p);
+        let early = if method != "initialize" && claim.is_none() && self.modern_header() {
+            let m = format!(
+                "Invalid params: the MCP-Protocol-Version header names protocol revision {}, but the request is missing the required per-request envelope key(s): _meta",
+                modern::VERSION
+            );
+            let data = serde_json::json!({"envelope": {"missing": ["_meta"]}});
+            Some(RpcError::new(-32602, m, Some(data)))
+        } else if method == "initialize" || claim.and_then(Value::as_str) != Some(modern::VERSION) {
+            modern::check_envelope(&method, p).err()
+        } else {
+            self.header_mismatch(&method, p)
+                .or_else(|| modern::check_envelope(&method, p).err())
+        };
+        if let Some(e) = early {
+            return self.modern_error(400, &id, &e);
+        }
+        let session = session::ephemeral();
+        self.serve_request(&session, true, |out, buf| {
+            modern::request(out, &session.state, buf, &method, id, params)
+        })
     }
 }

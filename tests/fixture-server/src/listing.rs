@@ -209,6 +209,9 @@ fn build_tool_list(extra: usize) -> Vec<Vec<u8>> {
     if opts().hardening_tools {
         tools.extend(hardening_tools());
     }
+    if crate::modern::enabled() {
+        tools.extend(crate::mrtr::listing());
+    }
     let mut out: Vec<Vec<u8>> = tools
         .iter()
         .map(|t| serde_json::to_vec(t).unwrap_or_default())

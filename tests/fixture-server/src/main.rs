@@ -9,6 +9,8 @@
 
 mod http;
 mod listing;
+mod modern;
+mod mrtr;
 mod out;
 mod post;
 mod proto;
@@ -50,7 +52,7 @@ pub struct Opts {
     pub stdout_outlives_exit_ms: Option<u64>,
     /// HTTP mode: listen on this address instead of speaking stdio.
     pub http: Option<String>,
-    /// HTTP mode: append one JSON line per request received to this file.
+    /// Append one JSON line per request received (stdio: per message) to this file.
     pub log: Option<String>,
     /// HTTP mode: answer the standalone GET with this status and no stream.
     pub get_status: Option<u16>,
@@ -60,6 +62,14 @@ pub struct Opts {
     pub get_retry: Option<u64>,
     /// HTTP mode: answer every request with an SSE stream.
     pub sse_all: bool,
+    /// Speak MCP 2026-07-28 only (no `initialize`; the `_meta` envelope on every request).
+    pub modern: bool,
+    /// Serve both eras: a request carrying the envelope is modern, any other legacy.
+    pub dual: bool,
+    /// Exit (code 3) on a `server/discover` that arrives before `initialize`.
+    pub exit_on_discover: bool,
+    /// Never answer `server/discover`.
+    pub silent_on_discover: bool,
 }
 
 const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra-tools N] \
@@ -68,7 +78,7 @@ const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra
 [--ignore-stdin-eof] [--ignore-sigterm] [--close-stdin-after-init] \
 [--stdout-close-after-init] [--print-pid-file PATH] [--hardening-tools] [--stdout-outlives-exit-ms N] \
 [--http ADDR] [--log FILE] [--get-status CODE] [--get-close-after-ms N] [--get-retry MS] \
-[--sse-all]";
+[--sse-all] [--modern] [--dual] [--exit-on-discover] [--silent-on-discover]";
 
 fn usage_error(msg: &str) -> ! {
     eprintln!("fixture: {msg}\n{USAGE}");
@@ -109,6 +119,10 @@ fn parse_opts() -> Opts {
         get_close_after_ms: None,
         get_retry: None,
         sse_all: false,
+        modern: false,
+        dual: false,
+        exit_on_discover: false,
+        silent_on_discover: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -148,12 +162,19 @@ fn parse_opts() -> Opts {
             "--get-close-after-ms" => o.get_close_after_ms = Some(num(&a, value(&a))),
             "--get-retry" => o.get_retry = Some(num(&a, value(&a))),
             "--sse-all" => o.sse_all = true,
+            "--modern" => o.modern = true,
+            "--dual" => o.dual = true,
+            "--exit-on-discover" => o.exit_on_discover = true,
+            "--silent-on-discover" => o.silent_on_discover = true,
             "-h" | "--help" => {
                 eprintln!("{USAGE}");
                 process::exit(0);
             }
             other => usage_error(&format!("unknown option {other:?}")),
         }
+    }
+    if o.modern && o.dual {
+        usage_error("--modern and --dual exclude each other");
     }
     o
 }

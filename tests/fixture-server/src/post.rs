@@ -36,10 +36,16 @@ pub struct PostOut<'a> {
     pub sock: &'a TcpStream,
     pub session: &'a Session,
     pub close: bool,
+    /// The modern era: no session header, no priming event, 400/404 for modern errors.
+    pub modern: bool,
     pub st: RefCell<PostState>,
 }
 
 impl PostOut<'_> {
+    fn sid(&self) -> Option<&str> {
+        (!self.modern).then_some(self.session.id.as_str())
+    }
+
     /// Write `st.w` (in `pieces` parts, 50 ms apart).
     fn flush(&self, st: &mut PostState, pieces: usize) {
         if st.broken {
@@ -65,8 +71,10 @@ impl PostOut<'_> {
             Mode::Done => false,
             Mode::Sse => true,
             Mode::Undecided => {
-                sse_head(&mut st.w, Some(&self.session.id), self.close);
-                priming_chunk(&mut st.w, self.session.next_event_id(), None);
+                sse_head(&mut st.w, self.sid(), self.close);
+                if !self.modern {
+                    priming_chunk(&mut st.w, self.session.next_event_id(), None);
+                }
                 st.mode = Mode::Sse;
                 true
             }
@@ -85,7 +93,12 @@ impl PostOut<'_> {
         st.w.clear();
         if st.mode == Mode::Undecided && !opts().sse_all {
             let body = trim_nl(line);
-            head(&mut st.w, 200, Some(&self.session.id), self.close);
+            let status = if self.modern {
+                crate::modern::http_status(body)
+            } else {
+                200
+            };
+            head(&mut st.w, status, self.sid(), self.close);
             body_head(&mut st.w, Some("application/json"), body.len());
             st.w.extend_from_slice(body);
         } else {
@@ -131,7 +144,7 @@ impl Out for PostOut<'_> {
         let st = &mut *self.st.borrow_mut();
         st.w.clear();
         if st.mode == Mode::Undecided && !opts().sse_all {
-            head(&mut st.w, 200, Some(&self.session.id), self.close);
+            head(&mut st.w, 200, self.sid(), self.close);
             body_head(&mut st.w, Some("application/json"), partial.len() + 64);
         } else {
             if !self.open_stream(st) {

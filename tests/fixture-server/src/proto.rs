@@ -10,6 +10,7 @@ use crate::tools::{tools_call, Blocking};
 use crate::util::raw_member;
 use serde_json::{json, Value};
 use std::process;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
@@ -21,6 +22,8 @@ pub struct State {
     pub init_params: Mutex<Option<String>>,
     /// Raw (compact) JSON of each cancelled requestId, in arrival order.
     pub cancelled: Mutex<Vec<String>>,
+    /// An `initialize` was answered.
+    pub initialized: AtomicBool,
 }
 
 /// One parsed input message.
@@ -112,6 +115,13 @@ pub fn request(
         "ping" => send_raw_result(out, buf, &id, "{}"),
         "tools/list" => tools_list(out, buf, &id, params.as_ref()),
         "initialize" => initialize(out, state, buf, &id, params.as_ref(), line),
+        "server/discover"
+            if opts().exit_on_discover && !state.initialized.load(Ordering::Relaxed) =>
+        {
+            eprintln!("fixture: exiting on server/discover");
+            process::exit(3);
+        }
+        "server/discover" if opts().silent_on_discover => {} // never answered
         _ => send_error(out, buf, &id, -32601, "Method not found"),
     }
     None
@@ -147,6 +157,7 @@ fn initialize(
             .cloned()
             .unwrap_or_else(|| Value::String("2025-11-25".into())),
     };
+    state.initialized.store(true, Ordering::Relaxed);
     let result = json!({
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": false}},
@@ -155,7 +166,7 @@ fn initialize(
     send_value_result(out, buf, id, &result);
 }
 
-fn tools_list(out: &dyn Out, buf: &mut Vec<u8>, id: &Value, params: Option<&Value>) {
+pub fn tools_list(out: &dyn Out, buf: &mut Vec<u8>, id: &Value, params: Option<&Value>) {
     let o = opts();
     if o.silent_tool_list {
         return;

@@ -48,6 +48,17 @@ pub fn create() -> Arc<Session> {
     s
 }
 
+/// A session of no one (the modern era's stateless requests): never registered.
+pub fn ephemeral() -> Session {
+    Session {
+        id: String::new(),
+        state: State::default(),
+        pending: Pending::new(),
+        next_event: AtomicU64::new(1),
+        get: Mutex::new(None),
+    }
+}
+
 pub fn find(id: &str) -> Option<Arc<Session>> {
     lock(&SESSIONS).get(id).cloned()
 }
@@ -220,13 +231,17 @@ pub struct LogEntry<'a> {
     pub session: Option<&'a str>,
     pub protocol_version: Option<&'a str>,
     pub last_event_id: Option<&'a str>,
+    /// With `--modern`/`--dual` also logged: the params, `Mcp-Method` and `Mcp-Name`.
+    pub params: Option<&'a Value>,
+    pub mcp_method: Option<&'a str>,
+    pub mcp_name: Option<&'a str>,
 }
 
 pub fn log_request(e: &LogEntry) {
     if !logging() {
         return;
     }
-    log_value(&json!({
+    let mut v = json!({
         "http": e.http,
         "rpc": e.rpc,
         "id": e.id,
@@ -234,6 +249,25 @@ pub fn log_request(e: &LogEntry) {
         "session": e.session,
         "protocolVersion": e.protocol_version,
         "lastEventId": e.last_event_id,
+    });
+    if crate::modern::enabled() {
+        v["params"] = json!(e.params);
+        v["mcpMethod"] = json!(e.mcp_method);
+        v["mcpName"] = json!(e.mcp_name);
+    }
+    log_value(&v);
+}
+
+/// stdio: one line per message received (`rpc` is empty for a response).
+pub fn log_message(rpc: &str, id: Option<&Value>, kind: &str, params: Option<&Value>) {
+    if !logging() {
+        return;
+    }
+    log_value(&json!({
+        "rpc": (!rpc.is_empty()).then_some(rpc),
+        "id": id,
+        "kind": kind,
+        "params": params,
     }));
 }
 

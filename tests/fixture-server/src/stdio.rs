@@ -6,10 +6,12 @@
 //! from the client to server-initiated requests are routed back to the waiting
 //! thread through a pending map (id -> `mpsc::Sender`).
 
+use crate::modern;
 use crate::opts;
 use crate::out::{send_error, Stdio, STDIO_PENDING};
 use crate::proto::{self, Msg, State};
-use crate::tools::run_blocking_tool;
+use crate::session::{self, log_message};
+use crate::tools;
 use crate::util::skip_ws;
 use std::io::{self, BufRead};
 use std::process;
@@ -29,13 +31,25 @@ impl Server {
         let out = &Stdio;
         match proto::parse_message(line) {
             Msg::Request { method, id, params } => {
-                let blocking =
-                    proto::request(out, &self.state, &mut self.buf, &method, id, params, line);
+                log_message(&method, Some(&id), "request", params.as_ref());
+                let blocking = if modern::is_modern(params.as_ref()) {
+                    match modern::check_envelope(&method, params.as_ref()) {
+                        Ok(()) => {
+                            modern::request(out, &self.state, &mut self.buf, &method, id, params)
+                        }
+                        Err(e) => {
+                            modern::send_rpc_error(out, &id, &e);
+                            None
+                        }
+                    }
+                } else {
+                    proto::request(out, &self.state, &mut self.buf, &method, id, params, line)
+                };
                 if let Some(b) = blocking {
                     let id_copy = b.id.clone();
                     let spawned = thread::Builder::new()
                         .name(format!("tool-{}", b.name))
-                        .spawn(move || run_blocking_tool(&Stdio, b.id, &b.name, b.args));
+                        .spawn(move || tools::run(&Stdio, b));
                     if let Err(e) = spawned {
                         let msg = format!("spawn failed: {e}");
                         send_error(out, &mut self.buf, &id_copy, -32603, &msg);
@@ -46,9 +60,13 @@ impl Server {
                 }
             }
             Msg::Notification { method, params } => {
+                log_message(&method, None, "notification", params.as_ref());
                 proto::notification(&self.state, &method, params);
             }
-            Msg::Response(msg) => STDIO_PENDING.route(msg),
+            Msg::Response(msg) => {
+                log_message("", msg.get("id"), "response", None);
+                STDIO_PENDING.route(msg);
+            }
             Msg::Invalid(id) => send_error(out, &mut self.buf, &id, -32600, "Invalid Request"),
             Msg::Neither => eprintln!("fixture: message with neither method nor id"),
             Msg::Bad => eprintln!("fixture: bad line"),
@@ -109,6 +127,12 @@ fn stdin_ended(server: &Server) -> ! {
 }
 
 pub fn run() -> ! {
+    if let Some(path) = &opts().log {
+        if let Err(e) = session::open_log(path) {
+            eprintln!("fixture: cannot open log {path:?}: {e}");
+            process::exit(2);
+        }
+    }
     let mut server = Server {
         state: State::default(),
         buf: Vec::with_capacity(4096),

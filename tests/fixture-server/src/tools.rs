@@ -143,7 +143,7 @@ fn send_elicitation_outcome(
 
 /// The blocking tools: on their own thread in stdio mode, on the connection's
 /// thread in HTTP mode.
-pub fn run_blocking_tool(out: &dyn Out, id: Value, name: &str, args: Value) {
+fn run_blocking_tool(out: &dyn Out, id: Value, name: &str, args: Value) {
     let mut buf = Vec::with_capacity(256);
     let buf = &mut buf;
     match name {
@@ -259,11 +259,25 @@ const UNKNOWN_ID_LINES: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":987654321,\"result
 {\"jsonrpc\":\"2.0\",\"id\":\"not-ours\",\"result\":{}}\n";
 const LOG_NOTIFICATION: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"hello\"}}\n";
 
-/// A tool call that blocks: the caller decides where it runs.
+/// A tool call that blocks: the caller decides where it runs ([`run`]).
 pub struct Blocking {
     pub id: Value,
     pub name: String,
     pub args: Value,
+    /// The request's `_meta.progressToken`.
+    pub progress_token: Option<Value>,
+    /// Served in the modern era: results carry `resultType`.
+    pub modern: bool,
+}
+
+/// Run a blocking tool.
+pub fn run(out: &dyn Out, b: Blocking) {
+    let complete = crate::modern::Complete::new(out, false);
+    let out: &dyn Out = if b.modern { &complete } else { out };
+    if b.name == "slow_progress" {
+        return crate::mrtr::slow_progress(out, &b.id, &b.args, b.progress_token.as_ref());
+    }
+    run_blocking_tool(out, b.id, &b.name, b.args);
 }
 
 /// `tools/call`: fast tools are answered here; a blocking one is handed back.
@@ -286,6 +300,7 @@ pub fn tools_call(
         .get_mut("arguments")
         .map(Value::take)
         .unwrap_or(Value::Null);
+    let progress_token = crate::modern::progress_token(Some(&params));
     match name.as_str() {
         "echo" => echo(out, buf, &id, &args),
         "add" => match add_numbers(&args) {
@@ -433,7 +448,19 @@ pub fn tools_call(
                 true,
             ),
         },
-        n if is_blocking_tool(n) => return Some(Blocking { id, name, args }),
+        n if is_blocking_tool(n) || (n == "slow_progress" && crate::modern::enabled()) => {
+            return Some(Blocking {
+                id,
+                name,
+                args,
+                progress_token,
+                modern: false,
+            })
+        }
+        n if crate::mrtr::is_mrtr_tool(n) && crate::modern::enabled() => {
+            let text = format!("{n} needs the {} era", crate::modern::VERSION);
+            send_text(out, buf, &id, &text, true);
+        }
         n if is_extra_tool(n) => send_text(out, buf, &id, &format!("{n} ok"), false),
         n => send_error(out, buf, &id, -32602, &format!("Unknown tool: {n}")),
     }

@@ -20,6 +20,9 @@ pub struct Req {
     pub session: Option<String>,
     pub protocol: Option<String>,
     pub last_event_id: Option<String>,
+    /// `Mcp-Method` and `Mcp-Name` (decoded from `=?base64?…?=`), as sent.
+    pub mcp_method: Option<String>,
+    pub mcp_name: Option<String>,
     pub close: bool,
     pub expect_continue: bool,
     pub body: Vec<u8>,
@@ -51,6 +54,36 @@ fn read_line(r: &mut BufReader<TcpStream>, line: &mut String) -> io::Result<bool
     Ok(true)
 }
 
+/// A SEP-2243 header value: `=?base64?…?=` decoded (UTF-8), anything else as is.
+fn header_value(v: &str) -> String {
+    let Some(b64) = v
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    else {
+        return v.to_owned();
+    };
+    let mut bits = 0u32;
+    let mut n = 0;
+    let mut out = Vec::with_capacity(b64.len());
+    for c in b64.bytes().take_while(|&c| c != b'=') {
+        let d = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return v.to_owned(),
+        };
+        bits = (bits << 6) | u32::from(d);
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            out.push((bits >> n) as u8);
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| v.to_owned())
+}
+
 pub fn read_head(r: &mut BufReader<TcpStream>, q: &mut Req, line: &mut String) -> io::Result<bool> {
     // Tolerate blank lines before a request line (RFC 9112 2.2).
     loop {
@@ -79,6 +112,8 @@ pub fn read_head(r: &mut BufReader<TcpStream>, q: &mut Req, line: &mut String) -
     q.session = None;
     q.protocol = None;
     q.last_event_id = None;
+    q.mcp_method = None;
+    q.mcp_name = None;
     q.expect_continue = false;
     loop {
         if !read_line(r, line)? {
@@ -105,6 +140,10 @@ pub fn read_head(r: &mut BufReader<TcpStream>, q: &mut Req, line: &mut String) -
             q.session = Some(value.to_owned());
         } else if is("mcp-protocol-version") {
             q.protocol = Some(value.to_owned());
+        } else if is("mcp-method") {
+            q.mcp_method = Some(header_value(value));
+        } else if is("mcp-name") {
+            q.mcp_name = Some(header_value(value));
         } else if is("last-event-id") {
             q.last_event_id = Some(value.to_owned());
         } else if is("connection") {
