@@ -186,7 +186,9 @@ impl Session {
                         let state = result.get("requestState").and_then(Value::as_str);
                         match self.mrtr_round(&result, ctl) {
                             Round::Answered(responses) => {
-                                start.input_responses = Some(responses);
+                                // A round with only requestState sends none (as the
+                                // reference client does).
+                                start.input_responses = (responses != "{}").then_some(responses);
                                 start.request_state = state.map(str::to_string);
                                 continue;
                             }
