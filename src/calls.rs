@@ -28,12 +28,16 @@ pub(crate) fn in_callback_of(client: u64) -> bool {
     IN_CALLBACK.with(Cell::get) == client
 }
 
-/// Runs `f` marked as a callback of `client`.
+/// Runs `f` marked as a callback of `client` (the mark is restored even if `f` unwinds).
 pub(crate) fn as_callback<T>(client: u64, f: impl FnOnce() -> T) -> T {
-    let previous = IN_CALLBACK.with(|c| c.replace(client));
-    let r = f();
-    IN_CALLBACK.with(|c| c.set(previous));
-    r
+    struct Restore(u64);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = IN_CALLBACK.try_with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(IN_CALLBACK.with(|c| c.replace(client)));
+    f()
 }
 
 /// One call the host may cancel: who ends it first, the answer or the cancel (§7).
@@ -157,28 +161,24 @@ impl Calls {
         state.is_some_and(|s| s.cancel())
     }
 
-    /// Runs `job` on a pool thread (a new one when none is idle).
+    /// Runs `job` on a pool thread: an idle one when there are enough for the queue, else a
+    /// new thread that starts with this job (so a failed start leaves nothing queued).
     pub(crate) fn spawn(&self, job: Job) -> std::io::Result<()> {
         let (m, cv) = &*self.pool;
         let mut st = lock(m);
-        st.queue.push_back(job);
-        if st.idle > 0 {
-            st.idle -= 1;
+        // `idle` counts waiting workers, kept by the workers themselves: each takes jobs from
+        // the queue until it is empty, so the queue needs no more workers than it has jobs.
+        if st.idle > st.queue.len() {
+            st.queue.push_back(job);
             cv.notify_one();
             return Ok(());
         }
         drop(st);
         let pool = self.pool.clone();
-        let spawned = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("tn-call".into())
-            .spawn(move || worker(&pool));
-        if let Err(e) = spawned {
-            // Take the job back: the caller reports the failure and done never fires.
-            let mut st = lock(m);
-            st.queue.pop_back();
-            return Err(e);
-        }
-        Ok(())
+            .spawn(move || worker(&pool, Some(job)))
+            .map(drop)
     }
 
     /// Disconnect: refuse new calls, then wait until every call in flight has fired its done.
@@ -200,16 +200,22 @@ impl Calls {
     }
 }
 
-fn worker(pool: &(Mutex<PoolState>, Condvar)) {
+fn worker(pool: &(Mutex<PoolState>, Condvar), first: Option<Job>) {
     crate::transport::block_sigpipe_on_this_thread();
     let (m, cv) = pool;
+    let run = |job: Job| {
+        // A job fires its own done even when it panics (a guard in it); here a panic only
+        // must not take the pool down.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+    };
+    if let Some(job) = first {
+        run(job);
+    }
     let mut st = lock(m);
     loop {
         if let Some(job) = st.queue.pop_front() {
             drop(st);
-            // A panic in a job is caught where the job calls into the host; here it only
-            // must not take the pool down.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            run(job);
             st = lock(m);
             continue;
         }
@@ -221,8 +227,8 @@ fn worker(pool: &(Mutex<PoolState>, Condvar)) {
             .wait_timeout(st, IDLE_EXIT)
             .unwrap_or_else(|p| p.into_inner());
         st = g;
+        st.idle -= 1;
         if timeout.timed_out() && st.queue.is_empty() {
-            st.idle = st.idle.saturating_sub(1);
             return;
         }
     }

@@ -14,6 +14,11 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
+thread_local! {
+    /// Set while [`Conn::close_carried`] answers: those answers are sent in order.
+    static SEND_IN_ORDER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Locks a mutex, going on through poisoning (the data is plain and stays consistent).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -209,7 +214,9 @@ impl Conn {
     pub(crate) fn send_response(&self, text: &str) -> Result<(), String> {
         self.send(&Outgoing {
             text,
-            kind: OutKind::Response,
+            kind: OutKind::Response {
+                ordered: SEND_IN_ORDER.with(std::cell::Cell::get),
+            },
             routing: None,
         })
     }
@@ -347,6 +354,13 @@ impl Conn {
             }
         }
         started(id);
+        if let Some(r) = lock(&waiter.reply).take() {
+            // Ended before it went out (a cancel that came first): nothing is sent (§7).
+            if let Some(t) = progress_token {
+                lock(&self.pending).progress_routes.remove(&t);
+            }
+            return (r, false);
+        }
         let text = jsonrpc::request_text(id, method, params_json);
         let sent = self.send(&Outgoing {
             text: &text,
@@ -416,7 +430,10 @@ impl Conn {
                 // Completed concurrently: the reply is (about to be) in the slot.
                 continue;
             }
-            std::thread::park_timeout((limits.idle - idle).min(limits.total - total));
+            // At least 5 ms: while the clock is paused (the host is being asked) the remaining
+            // time stands still, and a tiny one would spin.
+            let left = (limits.idle - idle).min(limits.total - total);
+            std::thread::park_timeout(left.max(Duration::from_millis(5)));
         }
     }
 
@@ -480,9 +497,13 @@ impl Conn {
     /// Answers cancel to the elicitations carried by request `id` that are still open (§7).
     pub(crate) fn close_carried(&self, id: u64) {
         let tokens = lock(&self.carried).remove(&id).unwrap_or_default();
+        // Their cancel answers go out before this returns, so before the caller's
+        // notifications/cancelled (§7).
+        SEND_IN_ORDER.with(|o| o.set(true));
         for t in tokens {
             crate::responder::cancel(t, "the call was cancelled or timed out");
         }
+        SEND_IN_ORDER.with(|o| o.set(false));
     }
 
     /// Ends a request in flight as cancelled by the host (§7); false when it is not in flight.

@@ -187,6 +187,9 @@ type Slot = (
     std::sync::Condvar,
 );
 
+/// The reason a suspended question's responder closes with (not an elicitation error).
+const SUSPENDED: &str = "suspended (TN_SUSPEND)";
+
 /// What the resolver did with a [`Question`].
 #[derive(PartialEq, Eq, Debug)]
 pub(crate) enum Asked {
@@ -197,15 +200,16 @@ pub(crate) enum Asked {
 }
 
 impl Question {
-    /// Opens a responder for `request` and hands it to the resolver, bounded by
-    /// `elicitationTimeout`. `url_mode` and `schema` shape the answer as §4 says (SEP-1034).
-    pub(crate) fn ask(
+    /// Opens a responder for a question, bounded by `elicitationTimeout`; [`Question::ask`]
+    /// then hands it to the resolver (a cancel can close it in between, §7). `url_mode` and
+    /// `schema` shape the answer as §4 says (SEP-1034).
+    pub(crate) fn open(
         conn: &Arc<Conn>,
         b: &LiveBridge,
         request: &bridge::Request,
         url_mode: bool,
         schema: Option<Value>,
-    ) -> (Question, Asked) {
+    ) -> Question {
         let slot: Arc<Slot> = Arc::default();
         let s = slot.clone();
         let c = conn.clone();
@@ -216,7 +220,7 @@ impl Question {
                 crate::timer::cancel(k);
             }
             let (result, why) = crate::sep1034::live_result(finish, url_mode, schema.as_ref());
-            if let Some(why) = &why {
+            if let Some(why) = why.as_ref().filter(|w| !w.starts_with(SUSPENDED)) {
                 c.set_elicitation_error(why);
             }
             *lock(&s.0) = Some((result, why));
@@ -229,15 +233,24 @@ impl Question {
         if !responder::is_open(token) {
             crate::timer::cancel(key);
         }
-        let q = Question { token, slot };
+        Question { token, slot }
+    }
+
+    /// Hands the question to the resolver, on this (the call's) thread, marked as a callback
+    /// of its client so that `tn_disconnect` from inside it is refused, not a deadlock.
+    pub(crate) fn ask(&self, conn: &Conn, b: &LiveBridge, request: &bridge::Request) -> Asked {
+        let token = self.token;
         if conn.is_dead() {
             responder::cancel(token, "the client was disconnected");
-            return (q, Asked::Open);
+            return Asked::Open;
+        }
+        if !responder::is_open(token) {
+            return Asked::Open; // closed already (the call was cancelled)
         }
         b.active.fetch_add(1, Ordering::SeqCst);
-        let rc = b.resolver.call(&request.json, token);
+        let rc = crate::calls::as_callback(b.owner, || b.resolver.call(&request.json, token));
         b.active.fetch_sub(1, Ordering::SeqCst);
-        let asked = match rc {
+        match rc {
             ResolverReturn::Resolved => {
                 responder::cancel(token, "the resolver returned TN_RESOLVED without answering");
                 Asked::Open
@@ -245,7 +258,7 @@ impl Question {
             ResolverReturn::Deferred => Asked::Open,
             ResolverReturn::Suspend => {
                 // An answer given before TN_SUSPEND stands; otherwise the responder closes.
-                if responder::cancel(token, "suspended (TN_SUSPEND)") {
+                if responder::cancel(token, SUSPENDED) {
                     Asked::Suspended
                 } else {
                     Asked::Open
@@ -255,8 +268,7 @@ impl Question {
                 responder::cancel(token, format!("the resolver failed (returned {code})"));
                 Asked::Open
             }
-        };
-        (q, asked)
+        }
     }
 
     /// The outcome as the ElicitResult to send (§4), once the responder has ended.

@@ -154,12 +154,14 @@ pub(super) async fn browser_step(
     // person), and the HTTP runtime's workers must not.
     let resolver = b.resolver.clone();
     let active = b.active.clone();
+    let owner = b.owner;
     active.fetch_add(1, Ordering::SeqCst);
     let spawned = std::thread::Builder::new()
         .name("tn-auth-login".into())
         .spawn(move || {
             crate::transport::block_sigpipe_on_this_thread();
-            let rc = resolver.call(&json, token);
+            // A callback of its client: tn_disconnect from inside it is refused (c-api.md).
+            let rc = crate::calls::as_callback(owner, || resolver.call(&json, token));
             match rc {
                 ResolverReturn::Resolved => {
                     responder::cancel(token, "the resolver returned TN_RESOLVED without answering");

@@ -19,6 +19,37 @@ pub type Done = Box<dyn FnOnce(String) + Send>;
 /// What `progress` is handed: `{"progress":n,"total":n?,"message":"…"?}` (§7).
 pub type Progress = Box<dyn Fn(&str) + Send + Sync>;
 
+/// Fires a call's `done` once and retires the call; fires it with an isError when the job
+/// unwinds before it could, so that no call is left without its done (§7).
+struct Finish {
+    calls: Arc<crate::calls::Calls>,
+    id: u64,
+    client: u64,
+    done: Option<Done>,
+    /// The job ran: a job that never started (its thread could not be created) fires no done,
+    /// since the caller was told the call did not start.
+    started: bool,
+}
+
+impl Finish {
+    fn fire(&mut self, result: String) {
+        if let Some(done) = self.done.take() {
+            crate::calls::as_callback(self.client, || done(result));
+        }
+    }
+}
+
+impl Drop for Finish {
+    fn drop(&mut self) {
+        if self.started && self.done.is_some() {
+            self.fire(crate::shape::failure(
+                "internal error: the call failed inside toolnexus (a bug)",
+            ));
+        }
+        self.calls.finished(self.id);
+    }
+}
+
 impl Client {
     /// Calls the tool `name` (§1); `args_json` None means `{}`.
     pub fn call_tool(&self, name: &str, args_json: Option<&str>) -> Result<String> {
@@ -78,9 +109,16 @@ impl Client {
     ) -> Result<u64> {
         let (id, state) = self.calls.register().ok_or_else(closed)?;
         on_id(id);
-        let calls = self.calls.clone();
         let client = self.id;
+        let mut finish = Finish {
+            calls: self.calls.clone(),
+            id,
+            client,
+            done: Some(done),
+            started: false,
+        };
         let job = Box::new(move || {
+            finish.started = true;
             let sink = |p: &str| {
                 if let Some(f) = &progress {
                     crate::calls::as_callback(client, || f(p));
@@ -98,11 +136,16 @@ impl Client {
             .unwrap_or_else(|| {
                 crate::shape::failure(&format!("{}: disconnected", session.spec.name))
             });
-            crate::calls::as_callback(client, || done(result));
-            calls.finished(id);
+            // Whatever ended the call, a cancel that came first is what done reports (§7:
+            // tn_call_cancel is TN_OK only when it ends the call).
+            let result = if state.decide() {
+                result
+            } else {
+                session.cancelled(&remote)
+            };
+            finish.fire(result);
         });
         if let Err(e) = self.calls.spawn(job) {
-            self.calls.finished(id);
             return Err(Error::new(
                 ErrorKind::Internal,
                 format!("cannot start a thread for the call: {e}"),

@@ -116,14 +116,18 @@ pub unsafe extern "C" fn tn_call_tool_async(
         let timeout = parse_options(unsafe { opt_str_arg(options_json, "options_json")? })?;
         let (on_done, on_progress) = host_callbacks(done, progress, user_data)?;
         let c = client::lookup(client)?;
-        c.call_tool_async(name, args, timeout, on_done, on_progress, |id| {
+        let started = c.call_tool_async(name, args, timeout, on_done, on_progress, |id| {
             if !call_id_out.is_null() {
                 // SAFETY: non-NULL and writable per the caller's guarantee; written before the
                 // call can complete.
                 unsafe { *call_id_out = id };
             }
-        })?;
-        Ok(())
+        });
+        if started.is_err() && !call_id_out.is_null() {
+            // SAFETY: as above; 0 on error (c-api.md).
+            unsafe { *call_id_out = 0 };
+        }
+        started.map(drop)
     })
 }
 
@@ -198,13 +202,17 @@ pub unsafe extern "C" fn tn_call_tool_resume_async(
         let timeout = parse_options(unsafe { opt_str_arg(options_json, "options_json")? })?;
         let (on_done, on_progress) = host_callbacks(done, progress, user_data)?;
         let c = client::lookup(client)?;
-        c.resume_async(token, answers, timeout, on_done, on_progress, |id| {
+        let started = c.resume_async(token, answers, timeout, on_done, on_progress, |id| {
             if !call_id_out.is_null() {
                 // SAFETY: non-NULL and writable; written before the call can complete.
                 unsafe { *call_id_out = id };
             }
-        })?;
-        Ok(())
+        });
+        if started.is_err() && !call_id_out.is_null() {
+            // SAFETY: as above; 0 on error (c-api.md).
+            unsafe { *call_id_out = 0 };
+        }
+        started.map(drop)
     })
 }
 

@@ -39,9 +39,10 @@ pub(super) fn run(s: &Session) -> Verdict {
     );
     let verdict = match r {
         Ok(v) if modern::is_discover_result(&v) => Verdict::Modern,
+        // Masked before it is cut, so that no part of a secret the server echoed survives (§9).
         Ok(v) => Verdict::Legacy(format!(
             "not a DiscoverResult: {}",
-            cut(&crate::json::to_text(&v))
+            cut(&s.spec.secrets().mask(&crate::json::to_text(&v)))
         )),
         Err(RequestError::Rpc(e)) if modern::is_modern_error(&e) => Verdict::Modern,
         Err(f @ RequestError::Auth(_)) => Verdict::Auth(f),

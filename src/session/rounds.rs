@@ -28,6 +28,9 @@ pub(crate) struct Start {
     pub(crate) request_state: Option<String>,
     /// A -32042 was already answered: this is the retry.
     pub(crate) url_retry: bool,
+    /// A resumed call: it advertises elicitation as its first attempt did, and on a client
+    /// without a resolver a new question becomes a new pending (c-api.md "Suspended calls").
+    pub(crate) resumed: bool,
 }
 
 /// How one round of questions ended.
@@ -66,6 +69,10 @@ impl Session {
             modern::routing(remote, args_json, params)
         });
         loop {
+            if ctl.state.is_some_and(|st| st.is_cancelled()) {
+                // Cancelled before this request went out: nothing is sent (§7).
+                return Some(self.cancelled(remote));
+            }
             let params = self.call_params(remote, args_json, token, &start);
             let limits = Limits {
                 idle,
@@ -184,7 +191,7 @@ impl Session {
                             ));
                         }
                         let state = result.get("requestState").and_then(Value::as_str);
-                        match self.mrtr_round(&result, ctl) {
+                        match self.mrtr_round(&result, ctl, start.resumed) {
                             Round::Answered(responses) => {
                                 // A round with only requestState sends none (as the
                                 // reference client does).
@@ -236,7 +243,10 @@ impl Session {
         p.push_str(args_json);
         if self.era == Era::Modern {
             p.push_str(r#","_meta":{"#);
-            p.push_str(&modern::envelope(self.with_resolver, Some(token)));
+            p.push_str(&modern::envelope(
+                self.with_resolver || start.resumed,
+                Some(token),
+            ));
             p.push('}');
             if let Some(r) = &start.input_responses {
                 p.push_str(r#","inputResponses":"#);
@@ -257,7 +267,7 @@ impl Session {
 
     /// One MRTR round (§6): each `inputRequests` entry, in key order, handed to the resolver
     /// as a §10 Request; a round with only `requestState` is retried at once.
-    fn mrtr_round(&self, result: &Value, ctl: &CallCtl<'_>) -> Round {
+    fn mrtr_round(&self, result: &Value, ctl: &CallCtl<'_>, resumed: bool) -> Round {
         let questions: Vec<(String, Map<String, Value>)> = match result.get("inputRequests") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Object(m)) => {
@@ -306,6 +316,7 @@ impl Session {
                 Round::Answered(crate::json::to_text(&Value::Object(m)))
             }
             Err(AskEnd::Suspended) => Round::Suspended(saved(&questions, &requests)),
+            Err(AskEnd::NoResolver) if resumed => Round::Suspended(saved(&questions, &requests)),
             Err(AskEnd::NoResolver) => Round::Fails(ASKED_WITHOUT_RESOLVER.into()),
             Err(AskEnd::Cancelled) => Round::Cancelled,
         }
@@ -425,10 +436,11 @@ impl Session {
                 .get("requestedSchema")
                 .filter(|s| !s.is_null())
                 .cloned();
-            let (q, asked) = Question::ask(&self.conn, live, request, url_mode, schema);
+            let q = Question::open(&self.conn, live, request, url_mode, schema);
             if let Some(st) = ctl.state {
                 st.add_question(q.token);
             }
+            let asked = q.ask(&self.conn, live, request);
             if asked == Asked::Suspended {
                 close_all(&open, "another question of the round was suspended");
                 return Err(AskEnd::Suspended);
@@ -476,7 +488,7 @@ impl Session {
         )))
     }
 
-    fn cancelled(&self, remote: &str) -> String {
+    pub(crate) fn cancelled(&self, remote: &str) -> String {
         crate::shape::failure(&format!(
             "server `{}`: tools/call `{remote}` was cancelled",
             self.spec.name

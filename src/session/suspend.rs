@@ -235,6 +235,7 @@ impl Resume {
             Start {
                 rounds: self.rounds,
                 url_retry: true,
+                resumed: true,
                 ..Start::default()
             }
         } else {
@@ -243,6 +244,7 @@ impl Resume {
                 input_responses: Some(crate::json::to_text(&Value::Object(responses))),
                 request_state: self.request_state.clone(),
                 url_retry: false,
+                resumed: true,
             }
         }))
     }

@@ -50,8 +50,9 @@ pub(crate) enum OutKind<'a> {
     /// A notification; `ordered` ones reach the server before `send` returns (the handshake's
     /// `notifications/initialized` must precede what follows it).
     Notification { method: &'a str, ordered: bool },
-    /// Our reply to a server request.
-    Response,
+    /// Our reply to a server request; `ordered` ones reach the server before `send` returns
+    /// (a call's cancel answers must precede its `notifications/cancelled`, §7).
+    Response { ordered: bool },
 }
 
 /// What a transport does (architecture principle 1: a transport is small).

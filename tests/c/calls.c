@@ -33,6 +33,8 @@ typedef struct {
   int progress_after_done;
   char last_progress[256];
   tn_client *client;     /* for the re-entrancy test */
+  int try_cancel;        /* tn_call_cancel from inside done */
+  tn_status cancel_in_done;
   int try_disconnect;
   tn_status disconnect_status;
   char disconnect_message[256];
@@ -52,6 +54,7 @@ static void rec_free(rec *r) {
 
 static void on_done(void *ud, tn_status st, const char *result) {
   rec *r = ud;
+  if (r->try_cancel) r->cancel_in_done = tn_call_cancel(r->client, r->id);
   if (r->try_disconnect) {
     tn_disconnect(r->client);
     const char *m = tn_last_error_message();
@@ -198,6 +201,24 @@ static void a_per_call_timeout_wins_over_the_servers(void) {
   rec_free(&r);
 }
 
+/* A call that ended another way (here a timeout) is not ended by a cancel: TN_ERR_NOT_FOUND,
+ * even from inside its own done, before the call is retired (§7). */
+static void a_cancel_after_the_call_ended_is_not_found(void) {
+  tn_client *c = connect_fx(NULL);
+  rec r;
+  rec_init(&r);
+  r.client = c;
+  r.try_cancel = 1;
+  r.cancel_in_done = -1;
+  CHECK(start(c, "fx_slow", "{\"ms\":5000}", "{\"timeoutMs\":200}", &r) == TN_OK, "start");
+  CHECK(wait_done(&r, 10) == 1, "done");
+  CHECK(contains(r.result, "timed out"), "result %s", r.result);
+  CHECK(r.cancel_in_done == TN_ERR_NOT_FOUND, "cancel inside done: %d", r.cancel_in_done);
+  CHECK(tn_call_cancel(c, r.id) == TN_ERR_NOT_FOUND, "cancel after done");
+  tn_disconnect(c);
+  rec_free(&r);
+}
+
 static void refused_calls_never_fire_done(void) {
   tn_client *c = connect_fx(NULL);
   rec r;
@@ -319,6 +340,7 @@ int main(int argc, char **argv) {
       {"two_hundred_concurrent_calls_complete_once_each", two_hundred_concurrent_calls_complete_once_each},
       {"cancel_reaches_the_server_and_ends_the_call", cancel_reaches_the_server_and_ends_the_call},
       {"a_per_call_timeout_wins_over_the_servers", a_per_call_timeout_wins_over_the_servers},
+      {"a_cancel_after_the_call_ended_is_not_found", a_cancel_after_the_call_ended_is_not_found},
       {"refused_calls_never_fire_done", refused_calls_never_fire_done},
       {"disconnect_fires_every_done_before_it_returns", disconnect_fires_every_done_before_it_returns},
       {"disconnect_from_done_is_reentrant", disconnect_from_done_is_reentrant},

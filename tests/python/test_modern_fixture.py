@@ -574,3 +574,73 @@ def test_the_time_the_host_takes_to_answer_is_not_a_timeout(server, connect):
     c = connect({"mcpServers": {"fx": spec}}, resolver)
     out, err = output(c.result("fx_mrtr_ask"))
     assert not err and json.loads(out)["content"]["name"] == "Ada", out
+
+
+# ---------------------------------------------------------------- fixes from review
+
+
+@BOTH
+def test_disconnect_from_an_mrtr_resolver_is_refused_not_a_deadlock(server, connect):
+    """The resolver of an MRTR question runs on the call's thread; tn_disconnect from it must
+    be TN_ERR_REENTRANT (c-api.md "Callbacks"), for a synchronous and an async call."""
+    spec, _ = server
+    seen = []
+    holder = {}
+
+    def fn(request_json, responder):
+        tnlib.lib().tn_disconnect(holder["c"].handle)
+        seen.append(tnlib.last_error())
+        tnlib.answer(responder, ACCEPT)
+        return tnlib.TN_RESOLVED
+
+    c = holder["c"] = connect({"mcpServers": {"fx": spec}}, tnlib.Resolver(fn))
+    out, err = output(c.result("fx_mrtr_ask"))
+    assert not err and json.loads(out)["action"] == "accept", out
+    call = c.start("fx_mrtr_ask")
+    out, err = output(call.wait(10))
+    assert not err, out
+    assert len(seen) == 2 and all("would deadlock" in (m or "") for m in seen), seen
+    assert output(c.result("fx_echo", '{"text":"alive"}')) == ("alive", False)
+
+
+@BOTH
+def test_a_cancel_from_inside_the_resolver_closes_its_question(server, connect):
+    """The question is registered with the call before the resolver runs: a cancel while the
+    resolver runs closes it, and the resolver's own answer afterwards is TN_ERR_CLOSED."""
+    spec, sent = server
+    got = {}
+    holder = {}
+
+    def fn(request_json, responder):
+        while "call" not in holder:
+            time.sleep(0.01)
+        got["cancel"] = holder["c"].cancel(holder["call"].call_id)[0]
+        got["answer"] = tnlib.answer(responder, ACCEPT)
+        return tnlib.TN_RESOLVED
+
+    c = holder["c"] = connect({"mcpServers": {"fx": spec}}, tnlib.Resolver(fn))
+    holder["call"] = c.start("fx_mrtr_ask")
+    out, err = output(holder["call"].wait(10))
+    assert err and "was cancelled" in out, out
+    assert got == {"cancel": tnlib.TN_OK, "answer": tnlib.TN_ERR_CLOSED}, got
+    assert len(calls(sent, "mrtr_ask")) == 1, "nothing sent after the cancel"
+
+
+@BOTH
+def test_a_resume_on_a_client_without_a_resolver_makes_a_new_pending(server, connect):
+    """c-api.md "Suspended calls": the retry advertises elicitation as the first attempt did,
+    and on a client with no resolver a new question becomes a new pending."""
+    spec, sent = server
+    cfg = {"mcpServers": {"fx": spec}}
+    asker = Asker(mode="suspend")
+    first = connect(cfg, asker.resolver)
+    pending = suspended(first, asker, "fx_mrtr_forever")
+    first.disconnect()
+    plain = connect(cfg)
+    answers = json.dumps({pending["requests"][0]["id"]: {"ok": True, "data": {"ok": True}}})
+    status, text = plain.resume(pending["resume"], answers)
+    assert status == tnlib.TN_OK, text
+    r = json.loads(text)
+    assert r["isError"] is False and r["metadata"]["pending"]["requests"][0]["prompt"] == "question 2", r
+    retry = calls(sent, "mrtr_forever")[-1]
+    assert "elicitation" in retry["params"]["_meta"][K_CAPS], retry

@@ -34,6 +34,10 @@ enum GetOpen {
 impl HttpTransport {
     /// One GET for the standalone stream, bounded by the timeout.
     async fn open_get(&self) -> GetOpen {
+        // With a token that is due, refresh it first (§8): the stream lives longer than it.
+        if let Err(e) = self.auth.before_send().await {
+            return GetOpen::Failed(e);
+        }
         let resp = match self.send_bounded(self.get_events(None)).await {
             Ok(r) => r,
             Err(e) => return GetOpen::Failed(e),
@@ -41,7 +45,9 @@ impl HttpTransport {
         let status = resp.status();
         if status.is_success() && is_sse(&resp) {
             GetOpen::Up(resp)
-        } else if status.is_server_error() {
+        } else if status.is_server_error() || status.as_u16() == 401 {
+            // A 401 on a stream means a token that expired: tried again after the next
+            // refresh, not given up.
             GetOpen::Failed(format!("HTTP {status}{}", self.snippet(resp).await))
         } else {
             GetOpen::Refused

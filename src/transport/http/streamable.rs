@@ -226,7 +226,12 @@ impl HttpTransport {
                 // Other notifications (a cancellation after a timeout) go out in the
                 // background: the caller has waited long enough.
             }
-            OutKind::Response => {}
+            OutKind::Response { ordered } => {
+                if ordered && tokio::runtime::Handle::try_current().is_err() {
+                    runtime().block_on(me.deliver(out));
+                    return Ok(());
+                }
+            }
         }
         let id = out.id;
         let task = runtime().spawn(async move { me.deliver(out).await });
