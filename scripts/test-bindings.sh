@@ -144,6 +144,49 @@ PYEOF
 part "python: async example" py_async_example
 part "python: mypy --strict" py_mypy
 
+# ---- Python: durable suspension (issue 13; a separate block)
+# The README's suspension example is example_suspend.py verbatim; it runs against the installed
+# package and the TypeScript SDK 2.4 server (modern only, stdio): a call suspended by the
+# resolver, resumed in a second process. It passes `mypy --strict` as a user's code would.
+# (bindings/python/tests/test_suspend.py, run above, is the test proper.)
+# SUSPEND_SERVER and resumed() serve the Go and C++ suspension blocks below too.
+SUSPEND_SERVER=(node "$ROOT/tests/peers/ts_peer.mjs" stdio-modern)
+resumed() { # resumed CMD...: the example's output must show the answer reaching the server
+  local o
+  o=$(PEER_NODE_MODULES=$ROOT/.cache/peers/npm-modern/node_modules "$@" 2>&1)
+  echo "$o"
+  grep -q '^The server asked for input; the call is suspended\.$' <<<"$o" &&
+    grep -q '^resumed: .*"action":"accept","content":{"name":"Ada"' <<<"$o"
+}
+py_suspend_example() {
+  readme_is bindings/python/example_suspend.py bindings/python/README.md "python resume" &&
+    (cd / && resumed env -u TOOLNEXUS_LIB "$PY" "$ROOT/bindings/python/example_suspend.py" "${SUSPEND_SERVER[@]}")
+}
+py_suspend_mypy() {
+  [ -x "$MYPY_VENV/bin/mypy" ] || { echo "no mypy (the mypy part failed?)"; return 1; }
+  local dir
+  dir=$(mktemp -d) || return 1
+  cp bindings/python/example_suspend.py "$dir/" &&
+    cat >"$dir/wrong_resume.py" <<'PYEOF'
+import toolnexus_c as tn
+
+client = tn.connect({"mcpServers": {}}, lambda request: tn.SUSPEND)
+client.resume(42, {})
+s: str = client.resume("tn1.x").pending
+PYEOF
+  (cd "$dir" && "$MYPY_VENV/bin/mypy" --strict --python-executable "$PY" example_suspend.py) || { rm -rf "$dir"; return 1; }
+  (cd "$dir" && "$MYPY_VENV/bin/mypy" --strict --python-executable "$PY" wrong_resume.py) >"$dir/wrong.out" 2>&1
+  local rc=$?
+  cat "$dir/wrong.out"
+  if [ $rc -eq 0 ] || [ "$(grep -c ': error:' "$dir/wrong.out")" -ne 2 ]; then
+    echo "mypy --strict should find exactly 2 errors in wrong_resume.py"; rm -rf "$dir"; return 1
+  fi
+  rm -rf "$dir"
+  echo "mypy --strict: example_suspend.py clean, 2 wrong uses of resume caught"
+}
+part "python: suspension README example" py_suspend_example
+part "python: suspension mypy --strict" py_suspend_mypy
+
 # ---------------------------------------------------------------- Go
 echo "== go (bindings/go)"
 export GOPATH=$ROOT/.cache/go/path GOCACHE=$ROOT/.cache/go/cache GOMODCACHE=$ROOT/.cache/go/path/pkg/mod
@@ -169,6 +212,17 @@ part "go: test -race cgocheck=2" go_test
 part "go: README example" go_example
 part "go: example logs in (OAuth)" login "$out/go-example" "$TN_FIXTURE"
 
+# ---- Go: durable suspension (issue 13; a separate block)
+# The README's suspension example is example/suspend/main.go verbatim; run against the TS SDK
+# 2.4 modern server, it resumes the suspended call in a second process. (suspend_test.go, run
+# by `go test` above, is the test proper.)
+go_suspend_example() {
+  readme_is bindings/go/example/suspend/main.go bindings/go/README.md "go resume" &&
+    (cd bindings/go && go build "${GO_TAGS[@]}" -o "$ROOT/$out/go-example-suspend" ./example/suspend) &&
+    resumed "$out/go-example-suspend" "${SUSPEND_SERVER[@]}"
+}
+part "go: suspension README example" go_suspend_example
+
 # ---------------------------------------------------------------- C++
 echo "== c++ (bindings/cpp)"
 CXX=${CXX:-g++}
@@ -192,6 +246,17 @@ part "c++: example -Werror, runs" cpp_example
 part "c++: example logs in (OAuth)" login "$out/cpp-example" "$TN_FIXTURE"
 part "c++: tests" cpp_test
 part "c++: tests asan+ubsan" cpp_test_asan
+
+# ---- C++: durable suspension (issue 13; a separate block)
+# The README's suspension example is example_suspend.cpp verbatim, built with -Werror; run
+# against the TS SDK 2.4 modern server, it resumes the suspended call in a second process.
+# (test.cpp, run above from the repository root, is the test proper.)
+cpp_suspend_example() {
+  readme_is bindings/cpp/example_suspend.cpp bindings/cpp/README.md "cpp resume" &&
+    "$CXX" "${CXXFLAGS[@]}" bindings/cpp/example_suspend.cpp -o "$out/cpp-example-suspend" "${LINK[@]}" &&
+    resumed "$out/cpp-example-suspend" "${SUSPEND_SERVER[@]}"
+}
+part "c++: suspension README example" cpp_suspend_example
 
 # ---------------------------------------------------------------- C release library
 echo "== c (release library)"

@@ -1,5 +1,8 @@
 // Tests of toolnexus.hpp against tests/fixture-server, plus the bridge parity vectors through
-// the wrapper's pure functions. Usage: test FIXTURE_SERVER VECTORS_JSONL
+// the wrapper's pure functions, and durable suspension against the TypeScript SDK 2.4 modern
+// peer (run from the repository root: .cache/peers, tests/peers). Usage: test FIXTURE_SERVER
+// VECTORS_JSONL. `test --resume CONFIG TOKEN ANSWERS` is the second process of the suspension
+// test: it resumes TOKEN with a client of its own and prints the result's JSON.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +13,13 @@
 #include <sstream>
 #include <thread>
 #include <vector>
+
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
 
 // tn_debug_force_panic is debug-only (c-api.md "Debug-only"); the tests link the debug build.
 #define TOOLNEXUS_DEBUG_API
@@ -409,7 +419,141 @@ static void test_progress() {
   CHECK(has(c.call("ev_echo", R"({"message":"after"})").output, "after"), "after");
 }
 
+// ---- durable suspension (contract §6)
+
+static std::string self_exe;
+
+// The TS SDK 2.4 peer, modern era only, over stdio, as server "tsm"; empty when not installed.
+static std::string modern_config() {
+  char buf[4096];
+  if (!getcwd(buf, sizeof buf)) return "";
+  std::string root = buf, nm = root + "/.cache/peers/npm-modern/node_modules", peer = root + "/tests/peers/ts_peer.mjs";
+  struct stat sb;
+  if (stat(nm.c_str(), &sb) != 0 || stat(peer.c_str(), &sb) != 0) return "";
+  return R"({"mcpServers":{"tsm":{"command":["node",)" + tn::detail::quote(peer) + R"(,"stdio-modern"],"env":{"PEER_NODE_MODULES":)" +
+         tn::detail::quote(nm) + "}}}}";
+}
+
+// Runs this binary again (`--resume …`), returning its exit status and stdout.
+static int second_process(const std::vector<std::string> &args, std::string &out) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  posix_spawn_file_actions_addclose(&fa, fds[1]);
+  std::vector<char *> argv{const_cast<char *>(self_exe.c_str())};
+  for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawn(&pid, self_exe.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    return -1;
+  }
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int resume_main(const std::string &cfg, const std::string &token, const std::string &answers) {
+  try {
+    tn::Client c(cfg);  // no resolver
+    std::cout << c.resume(token, answers).json << "\n";
+    return 0;
+  } catch (const tn::Error &e) {
+    std::cerr << "resume: " << e.status() << " " << e.what() << "\n";
+    return 3;
+  }
+}
+
+// Calls tsm_ask with a resolver that returns tn::suspend; checks and returns the pending.
+static tn::Pending suspend_once(const std::string &cfg) {
+  std::vector<std::string> seen;
+  std::mutex mu;
+  tn::Client c(cfg, [&](const tn::Request &r) {
+    std::lock_guard<std::mutex> g(mu);
+    seen.push_back(r.id);
+    return tn::suspend;
+  });
+  auto r = c.call("tsm_ask");
+  auto p = r.pending();
+  CHECK(!r.is_error && r.output == "The server asked for input; the call is suspended.\nWho are you?", r.json);
+  std::lock_guard<std::mutex> g(mu);
+  CHECK(p && p->requests.size() == 1 && seen.size() == 1 && p->requests[0].id == seen[0] &&
+            p->requests[0].prompt == "Who are you?" && p->requests[0].kind == "input" && p->resume.rfind("tn1.", 0) == 0 &&
+            has(r.metadata, p->json),
+        r.json);
+  CHECK(c.resolver_errors().empty(), "resolver errors");
+  return p ? *p : tn::Pending{};
+}
+
+static void test_suspend_and_resume() {
+  std::string cfg = modern_config();
+  if (cfg.empty()) {
+    std::cerr << "skipped test_suspend_and_resume: run scripts/install-peers.sh (the TS SDK 2.4 peer)\n";
+    return;
+  }
+  // resumed in a second process with the same config
+  tn::Pending p = suspend_once(cfg);
+  if (p.requests.empty()) return;
+  std::string out;
+  int rc = second_process(
+      {"--resume", cfg, p.resume, tn::answers({{p.requests[0].id, tn::Answer::accept(R"({"name":"Resumed"})")}})}, out);
+  CHECK(rc == 0, "second process exited " << rc << ": " << out);
+  auto r = tn::detail::parse_result(out.empty() ? "{}" : out);
+  CHECK(!r.is_error && !r.pending() && has(r.output, R"("action":"accept")") &&
+            has(r.output, R"("content":{"name":"Resumed","age":30})"),
+        out);
+  // here, asynchronously, with a decline; and with no answers: cancel
+  tn::Client c(cfg);
+  p = suspend_once(cfg);
+  auto a = c.resume_async(p.resume, tn::answers({{p.requests[0].id, tn::Answer::decline()}}));
+  CHECK(a.wait_for(std::chrono::seconds(60)) == std::future_status::ready, "resume_async");
+  r = a.get();
+  CHECK(!r.is_error && has(r.output, R"("action":"decline")"), r.json);
+  p = suspend_once(cfg);
+  tn::CallOptions o;
+  o.timeout = std::chrono::milliseconds(30000);
+  r = c.resume(p.resume, "{}", o);
+  CHECK(!r.is_error && has(r.output, R"("action":"cancel")"), r.json);
+  // malformed tokens: TN_ERR_INVALID_ARGUMENT, sync and async
+  for (const char *bad : {"nope", "tn1.!!!", "tn1.e30"}) {
+    auto e = error_of([&] { c.resume(bad); });
+    CHECK(e.status() == TN_ERR_INVALID_ARGUMENT, bad << ": " << e.status() << " " << e.what());
+    e = error_of([&] { c.resume_async(bad).get(); });
+    CHECK(e.status() == TN_ERR_INVALID_ARGUMENT, bad << ": " << e.status() << " " << e.what());
+  }
+  p = suspend_once(cfg);
+  auto e = error_of([&] { c.resume(p.resume, R"({"elc-not-in-token":{"ok":true}})"); });
+  CHECK(e.status() == TN_ERR_INVALID_ARGUMENT && has(e.what(), "not the id of a Request"), e.what());
+  // a client without that server: TN_ERR_NOT_FOUND naming it
+  {
+    tn::Client other(config());
+    e = error_of([&] { other.resume(p.resume); });
+    CHECK(e.status() == TN_ERR_NOT_FOUND && has(e.what(), "`tsm`"), e.status() << " " << e.what());
+    e = error_of([&] { other.resume_async(p.resume).get(); });
+    CHECK(e.status() == TN_ERR_NOT_FOUND && has(e.what(), "`tsm`"), e.status() << " " << e.what());
+  }
+  // the refusals used nothing up
+  r = c.resume(p.resume, tn::answers({{p.requests[0].id, tn::Answer::accept(R"({"name":"Late"})")}}));
+  CHECK(has(r.output, R"("name":"Late")"), r.json);
+  // a legacy server's elicitation cannot be suspended: cancel
+  tn::Client fx(config(), [](const tn::Request &) { return tn::Answer::suspend(); });
+  r = fx.call("fx_ask_form");
+  CHECK(!r.pending() && has(r.output, "cancel"), r.json);
+}
+
 int main(int argc, char **argv) {
+  self_exe = argv[0];
+  if (argc == 5 && std::string(argv[1]) == "--resume") return resume_main(argv[2], argv[3], argv[4]);
   if (argc < 3) {
     std::cerr << "usage: test FIXTURE_SERVER VECTORS_JSONL\n";
     return 2;
@@ -425,6 +569,7 @@ int main(int argc, char **argv) {
     test_call_async();
     test_cancel();
     test_progress();
+    test_suspend_and_resume();
   } catch (const std::exception &e) {
     ++failures;
     std::cerr << "uncaught: " << e.what() << "\n";

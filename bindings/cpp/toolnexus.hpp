@@ -10,7 +10,10 @@
 //
 // Errors are toolnexus::Error (a std::runtime_error whose what() is the library's
 // tn_last_error_message, plus the status). The resolver is a std::function; an exception it
-// throws makes the server see cancel. Link with -ltoolnexus.
+// throws makes the server see cancel. A resolver that returns toolnexus::suspend suspends the
+// question durably (contract §6): the call returns at once with result.pending(), and
+// client.resume(token, answers) finishes it, from any process connected with the same config.
+// Link with -ltoolnexus.
 //
 // SPDX-License-Identifier: MIT OR Apache-2.0 (LICENSE-MIT, LICENSE-APACHE of toolnexus)
 #ifndef TOOLNEXUS_HPP
@@ -22,6 +25,7 @@
 #include <exception>
 #include <functional>
 #include <future>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -300,8 +304,9 @@ struct Request {
 
 // What a resolver returns.
 struct Answer {
-  std::string json;       // the §10 Answer JSON text; empty: no answer (the server sees cancel)
-  bool deferred = false;  // the resolver answers later through Request::responder
+  std::string json;        // the §10 Answer JSON text; empty: no answer (the server sees cancel)
+  bool deferred = false;   // the resolver answers later through Request::responder
+  bool suspended = false;  // TN_SUSPEND: see suspend()
 
   // data_json: the accepted content as a JSON object text, or empty for none.
   static Answer accept(const std::string &data_json = "") {
@@ -312,15 +317,39 @@ struct Answer {
   static Answer raw(std::string answer_json) { return {std::move(answer_json), false}; }
   static Answer defer() { return {std::string(), true}; }
   static Answer none() { return {}; }
+  // Suspends the question durably (contract §6): counts for an MRTR or -32042 question (a
+  // server of the 2026-07-28 era); for a legacy elicitation or an OAuth login it is cancel.
+  // The call returns at once, not an error, with a ToolResult whose pending() holds the
+  // Requests and the resume token; Client::resume continues it, from any thread or another
+  // process connected with the same config.
+  static Answer suspend() { return {std::string(), false, true}; }
 };
 
+// The resolver's return that suspends the question: `return toolnexus::suspend;` (the same as
+// Answer::suspend()).
+inline const Answer suspend = Answer::suspend();
+
+// The answers_json of Client::resume from (Request id, Answer) pairs:
+//   c.resume(p.resume, toolnexus::answers({{p.requests[0].id, Answer::accept(R"({"name":"Ada"})")}}));
+// An Answer with no JSON (none, defer, suspend) is left out: that Request is cancel.
+inline std::string answers(std::initializer_list<std::pair<std::string, Answer>> list);
+
 using Resolver = std::function<Answer(const Request &)>;
+
+// A suspended call's metadata.pending (contract §6): the questions, and the token that
+// Client::resume takes with an answer per Request id. json is its exact text.
+struct Pending {
+  std::vector<Request> requests;
+  std::string resume, json;
+};
 
 // A §0.1 ToolResult. metadata is raw JSON or empty; json the library's exact text.
 struct ToolResult {
   std::string output;
   bool is_error = false;
   std::string metadata, json;
+  // The call's pending when a resolver suspended it (toolnexus::suspend), else nullopt.
+  std::optional<Pending> pending() const;
 };
 
 // One listed tool; json is its whole object (title, annotations, … included).
@@ -379,6 +408,7 @@ inline int32_t trampoline(void *user_data, const char *request_json, tn_responde
   auto *st = static_cast<ResolverState *>(user_data);
   try {
     Answer a = st->fn(parse_request(request_json, r));
+    if (a.suspended) return TN_SUSPEND;  // the library makes it cancel where it cannot suspend
     if (a.deferred) {
       if (st->deferrable) return TN_DEFERRED;
       st->note("Answer::defer() in server_request_response: the responder ends when the resolver returns");
@@ -467,6 +497,32 @@ inline void call_progress(void *user_data, const char *progress_json) noexcept {
 }
 
 }  // namespace detail
+
+inline std::optional<Pending> ToolResult::pending() const {
+  if (metadata.empty()) return std::nullopt;
+  for (auto &kv : detail::members(metadata)) {
+    if (kv.first != "pending" || kv.second.empty() || kv.second[0] != '{') continue;
+    Pending p;
+    p.json = kv.second;
+    for (auto &f : detail::members(p.json)) {
+      if (f.first == "resume") p.resume = detail::as_string(f.second);
+      else if (f.first == "requests")
+        for (auto &q : detail::elements(f.second)) p.requests.push_back(detail::parse_request(q.c_str(), nullptr));
+    }
+    return p;
+  }
+  return std::nullopt;
+}
+
+inline std::string answers(std::initializer_list<std::pair<std::string, Answer>> list) {
+  std::string out = "{";
+  for (auto &kv : list) {
+    if (kv.second.json.empty()) continue;
+    if (out.size() > 1) out += ',';
+    out += detail::quote(kv.first) + ":" + kv.second.json;
+  }
+  return out + "}";
+}
 
 // A call started by Client::call_async: get() waits for its ToolResult (or rethrows its
 // error), cancel() cancels it at the server. Move-only; may be dropped without waiting (the
@@ -615,24 +671,40 @@ class Client {
   // args); then nothing runs.
   AsyncCall call_async(const std::string &name, const std::string &args_json = "{}",
                        CallOptions options = {}) const {
-    tn_client *c = handle();
-    std::string opts;
-    if (options.timeout) opts = "{\"timeoutMs\":" + std::to_string(options.timeout->count()) + "}";
-    auto st = std::make_shared<detail::CallState>();
-    st->on_progress = std::move(options.on_progress);
-    st->client = c;
-    AsyncCall a;
-    a.future_ = st->promise.get_future();
-    a.state_ = st;
-    st->self = st;  // until done fires
-    tn_status s = tn_call_tool_async(c, detail::cstr(name, "name"), detail::cstr(args_json, "args"),
-                                     opts.empty() ? nullptr : opts.c_str(), detail::call_done,
-                                     st->on_progress ? detail::call_progress : nullptr, st.get(), &st->id);
-    if (s != TN_OK) {
-      st->self.reset();  // done never fires for a refused call
-      detail::fail(s);
-    }
-    return a;
+    const char *n = detail::cstr(name, "name"), *a = detail::cstr(args_json, "args");
+    return start(std::move(options), [&](tn_client *c, const char *opts, tn_progress_fn progress, void *ud,
+                                         uint64_t *id) {
+      return tn_call_tool_async(c, n, a, opts, detail::call_done, progress, ud, id);
+    });
+  }
+
+  // Continues a call that a resolver suspended (toolnexus::suspend; contract §6): token is its
+  // result's pending()->resume, answers_json {"<Request id>": <§10 Answer>, …} (see
+  // toolnexus::answers; a Request left out is cancel). Any client connected with the same
+  // config may resume it, in this process or another. Same results as call(); the result may
+  // carry another pending. Throws Error: TN_ERR_INVALID_ARGUMENT for a malformed token or a key
+  // that is no Request id of it; TN_ERR_NOT_FOUND when its server is unknown to this client,
+  // failed or disabled.
+  ToolResult resume(const std::string &token, const std::string &answers_json = "{}") const {
+    detail::OutString out;
+    detail::check(tn_call_tool_resume(handle(), detail::cstr(token, "token"), detail::cstr(answers_json, "answers"),
+                                      &out.p));
+    return detail::parse_result(out.str());
+  }
+
+  // The same with options (a per-call timeout, progress), waiting for resume_async.
+  ToolResult resume(const std::string &token, const std::string &answers_json, CallOptions options) const {
+    return resume_async(token, answers_json, std::move(options)).get();
+  }
+
+  // resume(), started and returned at once, as call_async() is to call().
+  AsyncCall resume_async(const std::string &token, const std::string &answers_json = "{}",
+                         CallOptions options = {}) const {
+    const char *t = detail::cstr(token, "token"), *a = detail::cstr(answers_json, "answers");
+    return start(std::move(options), [&](tn_client *c, const char *opts, tn_progress_fn progress, void *ud,
+                                         uint64_t *id) {
+      return tn_call_tool_resume_async(c, t, a, opts, detail::call_done, progress, ud, id);
+    });
   }
 
   // Why recent elicitations became cancel on the C++ side (exceptions, refused answers).
@@ -663,6 +735,29 @@ class Client {
   explicit operator bool() const noexcept { return c_.load() != nullptr; }
 
  private:
+  // Starts an asynchronous call: f(client, options JSON or NULL, progress fn or NULL,
+  // user_data, &id) is tn_call_tool_async or tn_call_tool_resume_async with its arguments.
+  template <class F>
+  AsyncCall start(CallOptions options, F f) const {
+    tn_client *c = handle();
+    std::string opts;
+    if (options.timeout) opts = "{\"timeoutMs\":" + std::to_string(options.timeout->count()) + "}";
+    auto st = std::make_shared<detail::CallState>();
+    st->on_progress = std::move(options.on_progress);
+    st->client = c;
+    AsyncCall a;
+    a.future_ = st->promise.get_future();
+    a.state_ = st;
+    st->self = st;  // until done fires
+    tn_status s = f(c, opts.empty() ? nullptr : opts.c_str(), st->on_progress ? detail::call_progress : nullptr,
+                    st.get(), &st->id);
+    if (s != TN_OK) {
+      st->self.reset();  // done never fires for a refused call
+      detail::fail(s);
+    }
+    return a;
+  }
+
   tn_client *handle() const {
     tn_client *c = c_.load();
     if (!c) throw Error(TN_ERR_CLOSED, "the client is closed");

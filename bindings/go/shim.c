@@ -53,3 +53,14 @@ tn_status tn_go_call_tool_async(uintptr_t client, const char *name, const char *
 tn_status tn_go_call_cancel(uintptr_t client, uint64_t call_id) {
   return tn_call_cancel((tn_client *)client, call_id);
 }
+
+tn_status tn_go_call_tool_resume(uintptr_t client, const char *token, const char *answers_json, char **out) {
+  return tn_call_tool_resume((tn_client *)client, token, answers_json, out);
+}
+
+tn_status tn_go_call_tool_resume_async(uintptr_t client, const char *token, const char *answers_json,
+                                       const char *options_json, int with_progress, uintptr_t user_data,
+                                       uint64_t *call_id_out) {
+  return tn_call_tool_resume_async((tn_client *)client, token, answers_json, options_json, tn_go_done,
+                                   with_progress ? tn_go_progress : NULL, (void *)user_data, call_id_out);
+}

@@ -16,5 +16,10 @@ tn_status tn_go_answer(uintptr_t responder, const char *answer_json);
 tn_status tn_go_call_tool_async(uintptr_t client, const char *name, const char *args_json, const char *options_json,
                                 int with_progress, uintptr_t user_data, uint64_t *call_id_out);
 tn_status tn_go_call_cancel(uintptr_t client, uint64_t call_id);
+tn_status tn_go_call_tool_resume(uintptr_t client, const char *token, const char *answers_json, char **out);
+/* tn_call_tool_resume_async with the same trampolines as tn_go_call_tool_async. */
+tn_status tn_go_call_tool_resume_async(uintptr_t client, const char *token, const char *answers_json,
+                                       const char *options_json, int with_progress, uintptr_t user_data,
+                                       uint64_t *call_id_out);
 tn_status tn_go_server_request_response(int with_resolver, uintptr_t user_data, const char *message_json, char **out);
 #endif

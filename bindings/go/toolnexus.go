@@ -2,8 +2,10 @@
 //
 // Connect starts every server of an MCP config; Tools lists their tools; Call calls one. When a
 // server asks the user something during a call (elicitation), the resolver given to Connect
-// gets a §10 Request and returns an Answer: Accept, Decline, Cancel, or Defer for an answer
-// given later from any goroutine. A resolver that panics makes the server see cancel.
+// gets a §10 Request and returns an Answer: Accept, Decline, Cancel, Defer for an answer
+// given later from any goroutine, or Suspend to suspend the question durably (contract §6: the
+// call returns at once with Result.Pending, and Client.Resume finishes it, from this process or
+// another connected with the same config). A resolver that panics makes the server see cancel.
 // Library errors are *Error values carrying the library's own message.
 //
 // Calls the host controls (contract §7): cancelling the ctx given to Call cancels the call at
@@ -72,9 +74,10 @@ var (
 )
 
 const (
-	resolved = 0  // TN_RESOLVED
-	deferred = 1  // TN_DEFERRED
-	failed   = -1 // anything else: the server sees cancel
+	resolved  = 0          // TN_RESOLVED
+	deferred  = 1          // TN_DEFERRED
+	suspended = 0x53555350 // TN_SUSPEND ('SUSP')
+	failed    = -1         // anything else: the server sees cancel
 )
 
 // Version is the library's version, e.g. "0.1.0".
@@ -151,7 +154,7 @@ type Request struct {
 	JSON      string          `json:"-"`
 }
 
-// Answer is a §10 Answer. Build it with Accept, Decline, Cancel or Defer.
+// Answer is a §10 Answer. Build it with Accept, Decline, Cancel, Defer or Suspend.
 type Answer struct {
 	ID     string // optional; when set it must be the Request's
 	OK     bool
@@ -162,6 +165,8 @@ type Answer struct {
 	// Later, when set, defers the answer: the first Answer received on it is sent (from
 	// another goroutine, while the reader goes on); a closed channel is cancel.
 	Later <-chan Answer
+
+	suspend bool // Suspend(): the resolver's outcome is TN_SUSPEND, no answer
 }
 
 // Accept answers with data (nil: no content; the server sees {} or its schema defaults).
@@ -175,6 +180,14 @@ func Cancel() Answer { return Answer{Reason: "cancelled"} }
 
 // Defer answers later with the first Answer sent on ch.
 func Defer(ch <-chan Answer) Answer { return Answer{Later: ch} }
+
+// Suspend suspends the question durably (contract §6). It counts for an MRTR or -32042
+// question (a server of the 2026-07-28 era); for a legacy elicitation or an OAuth login it is
+// cancel. The call then returns at once, not an error, with a Result whose Pending holds the
+// Requests and the resume token; Client.Resume continues it, from any goroutine or another
+// process connected with the same config. Only as the resolver's return: an Answer sent on a
+// Defer channel that is Suspend is cancel.
+func Suspend() Answer { return Answer{suspend: true} }
 
 func (a Answer) text() (string, error) {
 	if a.Raw != "" {
@@ -248,7 +261,10 @@ func (b *bridge) waitAndAnswer(responder C.uintptr_t, ch <-chan Answer) {
 	}()
 	select {
 	case a, ok := <-ch:
-		if !ok || a.Later != nil || !b.answer(responder, a) {
+		if ok && a.suspend {
+			b.note("a deferred answer cannot be Suspend (only the resolver's return can): cancel")
+		}
+		if !ok || a.Later != nil || a.suspend || !b.answer(responder, a) {
 			b.answerCancel(responder)
 		}
 	case <-b.done: // the client closed: tn_disconnect already answered cancel
@@ -275,6 +291,9 @@ func tnGoResolve(userData C.uintptr_t, requestJSON *C.char, responder C.uintptr_
 	}
 	req.JSON = text
 	a := b.fn(req)
+	if a.suspend {
+		return suspended
+	}
 	if a.Later != nil {
 		if b.deferrable {
 			go b.waitAndAnswer(responder, a.Later)
@@ -285,6 +304,9 @@ func tnGoResolve(userData C.uintptr_t, requestJSON *C.char, responder C.uintptr_
 		case ready, ok := <-a.Later:
 			if !ok || ready.Later != nil {
 				return failed
+			}
+			if ready.suspend {
+				return suspended // the library makes it cancel here
 			}
 			a = ready
 		default:
@@ -378,6 +400,38 @@ type Result struct {
 	IsError  bool            `json:"isError"`
 	Metadata json.RawMessage `json:"metadata,omitempty"`
 	JSON     string          `json:"-"`
+}
+
+// Pending is a suspended call's metadata.pending (contract §6): the questions asked, and the
+// token that Client.Resume takes with an Answer per Request ID.
+type Pending struct {
+	Requests []Request `json:"-"`
+	Resume   string    `json:"resume"`
+}
+
+// Pending is the call's pending when a resolver suspended it (Suspend), else nil.
+func (r *Result) Pending() *Pending {
+	if r == nil || len(r.Metadata) == 0 {
+		return nil
+	}
+	var m struct {
+		Pending *struct {
+			Requests []json.RawMessage `json:"requests"`
+			Resume   string            `json:"resume"`
+		} `json:"pending"`
+	}
+	if json.Unmarshal(r.Metadata, &m) != nil || m.Pending == nil {
+		return nil
+	}
+	p := &Pending{Resume: m.Pending.Resume}
+	for _, raw := range m.Pending.Requests {
+		q := Request{JSON: string(raw)}
+		if json.Unmarshal(raw, &q) != nil {
+			return nil
+		}
+		p.Requests = append(p.Requests, q)
+	}
+	return p
 }
 
 // ServerStatus is one server's entry in Statuses; Raw holds every key.
@@ -576,7 +630,111 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 		// call from an inline resolver to its own server instead of deadlocking).
 		return c.call(name, args)
 	}
-	return c.callAsync(ctx, name, args, &o)
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	cname, err := cstr(name, "name")
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cname))
+	cargs, err := optJSON(args, "args")
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cargs))
+	return c.callAsync(ctx, "call "+name, &o, func(copts *C.char, progress C.int, ud C.uintptr_t, id *C.uint64_t) C.tn_status {
+		return C.tn_go_call_tool_async(c.handle, cname, cargs, copts, progress, ud, id)
+	})
+}
+
+// Resume continues a call that a resolver suspended (Suspend; contract §6): token is its
+// Result's Pending().Resume, answers the Answer for each Request ID: a map[string]Answer (built
+// with Accept, Decline, Cancel), JSON text {"<Request id>": <§10 Answer>, …}, another value to
+// marshal, or nil (each Request is then cancel, as is one left out). Any client connected with
+// the same config may resume it, in this process or another. The Result may carry another
+// Pending. A malformed token, or a key that is no Request ID of it, is ErrInvalidArgument; its
+// server unknown to this client, failed or disabled is ErrNotFound. ctx and opts as for Call.
+func (c *Client) Resume(ctx context.Context, token string, answers any, opts ...CallOption) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("toolnexus: resume: %w", err)
+	}
+	var o callOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	ctoken, err := cstr(token, "token")
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(ctoken))
+	if m, ok := answers.(map[string]Answer); ok {
+		text, err := answersText(m)
+		if err != nil {
+			return nil, err
+		}
+		answers = text
+	}
+	canswers, err := optJSON(answers, "answers")
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(canswers))
+	if ctx.Done() == nil && !o.hasTimeout && o.progress == nil {
+		s, _, err := callOut(func(out **C.char) C.tn_status {
+			return C.tn_go_call_tool_resume(c.handle, ctoken, canswers, out)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return parseResult(s)
+	}
+	return c.callAsync(ctx, "resume", &o, func(copts *C.char, progress C.int, ud C.uintptr_t, id *C.uint64_t) C.tn_status {
+		return C.tn_go_call_tool_resume_async(c.handle, ctoken, canswers, copts, progress, ud, id)
+	})
+}
+
+// answersText encodes {"<Request id>": Answer} as JSON text; a deferred or Suspend Answer has
+// no JSON, so it is refused.
+func answersText(m map[string]Answer) (string, error) {
+	raw := make(map[string]json.RawMessage, len(m))
+	for id, a := range m {
+		if a.Later != nil || a.suspend {
+			return "", &Error{Status: StatusInvalidArgument, Message: "the answer for " + id + " is Defer or Suspend, not an Answer"}
+		}
+		text, err := a.text()
+		if err != nil {
+			return "", err
+		}
+		raw[id] = json.RawMessage(text)
+	}
+	b, err := json.Marshal(raw)
+	return string(b), err
+}
+
+// optJSON is a C copy of v as JSON text (free with C.free), or nil for a nil v.
+func optJSON(v any, what string) (*C.char, error) {
+	if v == nil {
+		return nil, nil
+	}
+	text, err := jsonText(v)
+	if err != nil {
+		return nil, err
+	}
+	return cstr(text, what)
+}
+
+func parseResult(s string) (*Result, error) {
+	r := &Result{JSON: s}
+	if err := json.Unmarshal([]byte(s), r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // asyncCall is what the cgo.Handle given to tn_call_tool_async refers to. The library's
@@ -628,26 +786,12 @@ func tnGoCallProgress(userData C.uintptr_t, progressJSON *C.char) {
 	}
 }
 
-func (c *Client) callAsync(ctx context.Context, name string, args any, o *callOptions) (*Result, error) {
-	if err := c.check(); err != nil {
-		return nil, err
-	}
-	cname, err := cstr(name, "name")
-	if err != nil {
-		return nil, err
-	}
-	defer C.free(unsafe.Pointer(cname))
-	var cargs, copts *C.char
-	if args != nil {
-		text, err := jsonText(args)
-		if err != nil {
-			return nil, err
-		}
-		if cargs, err = cstr(text, "args"); err != nil {
-			return nil, err
-		}
-		defer C.free(unsafe.Pointer(cargs))
-	}
+// callAsync runs start (tn_call_tool_async or tn_call_tool_resume_async with its arguments
+// bound) and waits for the call, delivering progress here and cancelling it when ctx ends.
+// what names the call in a ctx error ("call NAME", "resume").
+func (c *Client) callAsync(ctx context.Context, what string, o *callOptions,
+	start func(copts *C.char, withProgress C.int, ud C.uintptr_t, id *C.uint64_t) C.tn_status) (*Result, error) {
+	var copts *C.char
 	if o.hasTimeout {
 		ms := o.timeout.Milliseconds()
 		if o.timeout > 0 && time.Duration(ms)*time.Millisecond < o.timeout {
@@ -664,7 +808,7 @@ func (c *Client) callAsync(ctx context.Context, name string, args any, o *callOp
 	}
 	var id C.uint64_t
 	runtime.LockOSThread()
-	st := C.tn_go_call_tool_async(c.handle, cname, cargs, copts, withProgress, C.uintptr_t(h), &id)
+	st := start(copts, withProgress, C.uintptr_t(h), &id)
 	if st != 0 {
 		err := lastError(st)
 		runtime.UnlockOSThread()
@@ -704,14 +848,10 @@ func (c *Client) callAsync(ctx context.Context, name string, args any, o *callOp
 			if a.err != nil {
 				return nil, a.err
 			}
-			r := &Result{JSON: a.result}
-			if err := json.Unmarshal([]byte(a.result), r); err != nil {
-				return nil, err
-			}
-			return r, nil
+			return parseResult(a.result)
 		case <-ctx.Done():
 			cancel()
-			return nil, fmt.Errorf("toolnexus: call %s: %w", name, ctx.Err())
+			return nil, fmt.Errorf("toolnexus: %s: %w", what, ctx.Err())
 		}
 	}
 }

@@ -8,7 +8,9 @@
 The resolver gets a §10 Request (a dict: id, kind, prompt, url?, data?; `.json` holds the
 exact text) and returns a §10 Answer: a dict (see accept/decline/cancel), a str of Answer JSON
 sent verbatim, None (no answer: cancel), or a concurrent.futures.Future of one of those for an
-answer given later from any thread. If it raises, the server sees cancel and the traceback is
+answer given later from any thread, or SUSPEND to suspend an MRTR / -32042 question durably
+(the call returns at once with result.pending; Client.resume finishes it, from any process
+connected with the same config). If it raises, the server sees cancel and the traceback is
 kept in Client.resolver_errors. Library errors raise ToolnexusError subclasses whose message is
 the library's own (tn_last_error_message).
 
@@ -27,13 +29,14 @@ import asyncio
 import collections
 import concurrent.futures
 import ctypes
+import enum
 import functools
 import itertools
 import json
 import queue
 import threading
 import traceback
-from typing import Any, Callable, Deque, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Deque, Dict, Final, List, Optional, Tuple, Union
 
 from . import _ffi
 from ._ffi import (  # noqa: F401  (re-exported)
@@ -52,7 +55,7 @@ from ._ffi import (  # noqa: F401  (re-exported)
 __all__ = [
     "connect", "Client", "ToolResult", "Progress", "Request",
     "Answer", "Resolver", "JsonArg", "ProgressHandler",
-    "accept", "decline", "cancel",
+    "accept", "decline", "cancel", "SUSPEND", "Suspend",
     "elicitation_to_request", "answer_to_result", "server_request_response", "sanitize_name",
     "version", "library_path",
     "ToolnexusError", "InvalidArgument", "InvalidJson", "ConfigError", "NotFound", "Closed",
@@ -69,8 +72,27 @@ _WAIT_SLICE = 0.1
 JsonArg = Union[str, bytes, bytearray, Dict[str, Any], List[Any]]
 """JSON given to the library: text (str/bytes, sent as is) or a value for json.dumps."""
 
-Answer = Union[Dict[str, Any], str, bytes, None, "concurrent.futures.Future[Any]"]
-"""What a resolver returns: an Answer dict, Answer JSON text, None (cancel), or a Future of one."""
+
+
+class Suspend(enum.Enum):
+    """The type of SUSPEND, its only value."""
+
+    SUSPEND = "suspend"
+
+    def __repr__(self) -> str:
+        return "toolnexus_c.SUSPEND"
+
+
+SUSPEND: Final = Suspend.SUSPEND
+"""A resolver's return that suspends the question durably (contract §6): counts for an MRTR or
+-32042 question (a modern server's); for a legacy elicitation or an OAuth login it is cancel.
+The call then returns at once, not an error, with ToolResult.pending {"requests", "resume"};
+Client.resume(pending["resume"], answers) continues it, from any thread or another process
+connected with the same config. Returned at once only: a Future that completes with it is cancel."""
+
+Answer = Union[Dict[str, Any], str, bytes, None, Suspend, "concurrent.futures.Future[Any]"]
+"""What a resolver returns: an Answer dict, Answer JSON text, None (cancel), SUSPEND, or a
+Future of an Answer dict / text / None."""
 
 
 def version() -> str:
@@ -163,6 +185,8 @@ class _Bridge:
                 value = self.fn(req)
             finally:
                 _in_resolver.active = outer
+            if value is SUSPEND:
+                return _ffi.TN_SUSPEND
             if isinstance(value, concurrent.futures.Future):
                 if self.deferrable:
                     value.add_done_callback(functools.partial(self._future_done, responder))
@@ -173,6 +197,8 @@ class _Bridge:
                                "server_request_response answers synchronously: cancel")
                     return _ffi.RESOLVER_FAILED
                 value = value.result()  # raises what the future raised: cancel
+                if value is SUSPEND:
+                    return _ffi.TN_SUSPEND  # the library makes it cancel for a legacy request
             if value is None:
                 return _ffi.TN_RESOLVED  # no answer: the server sees cancel
             return _ffi.TN_RESOLVED if self._answer(responder, value) else _ffi.RESOLVER_FAILED
@@ -202,6 +228,9 @@ class _Bridge:
                     traceback.format_exception(type(exc), exc, exc.__traceback__)))
             else:
                 value = fut.result()
+                if value is SUSPEND:
+                    self._note("deferred answer: SUSPEND counts only when the resolver returns it; cancel")
+                    value = None
             if value is not None and self._answer(responder, value):
                 return
             status = _ffi.lib().tn_responder_answer(responder, CANCEL_ANSWER)
@@ -274,6 +303,13 @@ class ToolResult:
         self.output = d.get("output", "")
         self.is_error = bool(d.get("isError", False))
         self.metadata = d.get("metadata")
+
+    @property
+    def pending(self) -> Optional[Dict[str, Any]]:
+        """A suspended call's metadata.pending: {"requests": [§10 Request, …], "resume": "tn1.…"}
+        (give Client.resume the "resume" token and an answer per Request id), else None."""
+        p = None if self.metadata is None else self.metadata.get("pending")
+        return p if isinstance(p, dict) else None
 
     def __repr__(self) -> str:
         return "ToolResult(output=%r, is_error=%r%s)" % (
@@ -375,6 +411,12 @@ def _outcome(payload: Tuple[Optional[str], Optional[BaseException]]) -> ToolResu
     return ToolResult(text)
 
 
+# A starter begins one asynchronous call (tn_call_tool_async or tn_call_tool_resume_async):
+# (options JSON or None, with progress?, user_data key, where the call id goes) -> the tn_status.
+# It is built before anything is registered, so that bad arguments raise first.
+_Starter = Callable[[Optional[bytes], bool, int, "ctypes.c_uint64"], int]
+
+
 class Client:
     """A connected tn_client. Safe to use from many threads; close() (or `with`) disconnects."""
 
@@ -442,8 +484,88 @@ class Client:
             # server instead of deadlocking).
             a = None if args is None else _json_text(args, "args")
             return ToolResult(_text(_ffi.call_out(_ffi.lib().tn_call_tool, self._h(), _ffi.text_arg(name, "name"), a)))
+        return self._wait(self._starter(name, args), timeout_ms, on_progress)
+
+    async def call_async(
+        self,
+        name: str,
+        args: Optional[JsonArg] = None,
+        *,
+        timeout_ms: Optional[int] = None,
+        on_progress: Optional[ProgressHandler] = None,
+    ) -> ToolResult:
+        """The asyncio form of call(): starts the call and returns its ToolResult when it ends,
+        without blocking the event loop. Cancelling the awaiting task cancels the call at the
+        server. on_progress runs on the event loop's thread; if it raises, the call is
+        cancelled and the exception propagates here. Errors as for call()."""
+        return await self._await(self._starter(name, args), timeout_ms, on_progress)
+
+    def resume(
+        self,
+        token: str,
+        answers: Optional[JsonArg] = None,
+        *,
+        timeout_ms: Optional[int] = None,
+        on_progress: Optional[ProgressHandler] = None,
+    ) -> ToolResult:
+        """Continues a suspended call (contract §6): token is its result's pending["resume"],
+        answers {"<Request id>": Answer, …} (a dict of accept()/decline()/cancel() dicts, or its
+        JSON text; a Request left out is cancel). Any client connected with the same config may
+        resume it, in this process or another. Returns the call's ToolResult, which may carry
+        another pending. A malformed token, or a key that is no Request id of it, raises
+        InvalidArgument; its server unknown to this client, failed or disabled raises NotFound.
+        timeout_ms and on_progress as for call()."""
+        plain = timeout_ms is None and on_progress is None
+        if plain and (getattr(_in_resolver, "active", False)
+                      or threading.current_thread() is not threading.main_thread()):
+            t, a = self._resume_args(token, answers)
+            return ToolResult(_text(_ffi.call_out(_ffi.lib().tn_call_tool_resume, self._h(), t, a)))
+        return self._wait(self._resume_starter(token, answers), timeout_ms, on_progress)
+
+    async def resume_async(
+        self,
+        token: str,
+        answers: Optional[JsonArg] = None,
+        *,
+        timeout_ms: Optional[int] = None,
+        on_progress: Optional[ProgressHandler] = None,
+    ) -> ToolResult:
+        """The asyncio form of resume(), as call_async() is of call()."""
+        return await self._await(self._resume_starter(token, answers), timeout_ms, on_progress)
+
+    def _starter(self, name: str, args: Optional[JsonArg]) -> _Starter:
+        h = self._h()
+        cname = _ffi.text_arg(name, "name")
+        a = None if args is None else _json_text(args, "args")
+
+        def start(options: Optional[bytes], progress: bool, key: int, call_id: "ctypes.c_uint64") -> int:
+            status: int = _ffi.lib().tn_call_tool_async(
+                h, cname, a, options, _DONE_C, _PROGRESS_C if progress else _ffi.NULL_PROGRESS, key,
+                ctypes.byref(call_id))
+            return status
+        return start
+
+    @staticmethod
+    def _resume_args(token: str, answers: Optional[JsonArg]) -> Tuple[bytes, Optional[bytes]]:
+        return _ffi.text_arg(token, "token"), None if answers is None else _json_text(answers, "answers")
+
+    def _resume_starter(self, token: str, answers: Optional[JsonArg]) -> _Starter:
+        h = self._h()
+        t, a = self._resume_args(token, answers)
+
+        def start(options: Optional[bytes], progress: bool, key: int, call_id: "ctypes.c_uint64") -> int:
+            status: int = _ffi.lib().tn_call_tool_resume_async(
+                h, t, a, options, _DONE_C, _PROGRESS_C if progress else _ffi.NULL_PROGRESS, key,
+                ctypes.byref(call_id))
+            return status
+        return start
+
+    def _wait(self, starter: _Starter, timeout_ms: Optional[int],
+              on_progress: Optional[ProgressHandler]) -> ToolResult:
+        """Starts a call and waits on this thread, delivering progress here; KeyboardInterrupt
+        or what on_progress raises cancels the call and propagates."""
         q: "queue.SimpleQueue[Tuple[str, Any]]" = queue.SimpleQueue()
-        p = self._start(name, args, timeout_ms, on_progress is not None, lambda kind, payload: q.put((kind, payload)))
+        p = self._start(starter, timeout_ms, on_progress is not None, lambda kind, payload: q.put((kind, payload)))
         try:
             while True:
                 try:
@@ -459,18 +581,8 @@ class Client:
             self._cancel(p)
             raise
 
-    async def call_async(
-        self,
-        name: str,
-        args: Optional[JsonArg] = None,
-        *,
-        timeout_ms: Optional[int] = None,
-        on_progress: Optional[ProgressHandler] = None,
-    ) -> ToolResult:
-        """The asyncio form of call(): starts the call and returns its ToolResult when it ends,
-        without blocking the event loop. Cancelling the awaiting task cancels the call at the
-        server. on_progress runs on the event loop's thread; if it raises, the call is
-        cancelled and the exception propagates here. Errors as for call()."""
+    async def _await(self, starter: _Starter, timeout_ms: Optional[int],
+                     on_progress: Optional[ProgressHandler]) -> ToolResult:
         loop = asyncio.get_running_loop()
         fut: "asyncio.Future[ToolResult]" = loop.create_future()
         box: List[_Pending] = []
@@ -502,19 +614,17 @@ class Client:
             except RuntimeError:  # the loop is closed: nobody is waiting any more
                 pass
 
-        box.append(self._start(name, args, timeout_ms, on_progress is not None, deliver))
+        box.append(self._start(starter, timeout_ms, on_progress is not None, deliver))
         try:
             return await fut
         except asyncio.CancelledError:
             self._cancel(box[0])
             raise
 
-    def _start(self, name: str, args: Optional[JsonArg], timeout_ms: Optional[int], progress: bool,
+    def _start(self, starter: _Starter, timeout_ms: Optional[int], progress: bool,
                deliver: _Deliver) -> _Pending:
-        """tn_call_tool_async; raises what it refused (then done never fires)."""
-        h = self._h()
-        cname = _ffi.text_arg(name, "name")
-        a = None if args is None else _json_text(args, "args")
+        """Runs the starter (tn_call_tool_async or tn_call_tool_resume_async); raises what it
+        refused (then done never fires)."""
         options = None
         if timeout_ms is not None:
             if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int):
@@ -524,8 +634,7 @@ class Client:
         key = next(_keys)
         with _pending_lock:
             _pending[key] = p
-        status = _ffi.lib().tn_call_tool_async(
-            h, cname, a, options, _DONE_C, _PROGRESS_C if progress else _ffi.NULL_PROGRESS, key, ctypes.byref(p.id))
+        status = starter(options, progress, key, p.id)
         if status != _ffi.TN_OK:
             err = _ffi.error_for(status)  # right after the call, on this thread
             with _pending_lock:

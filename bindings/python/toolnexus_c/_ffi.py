@@ -16,6 +16,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Type, Union
 TN_OK = 0
 TN_RESOLVED = 0
 TN_DEFERRED = 1
+# 'SUSP': the question is suspended durably (contract §6); the call returns a pending.
+TN_SUSPEND = 0x53555350
 # Anything but TN_RESOLVED / TN_DEFERRED: the resolver failed, the server sees cancel.
 RESOLVER_FAILED = -1
 
@@ -47,6 +49,9 @@ _SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "tn_call_tool_async": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, DONE, PROGRESS, c_void_p,
                                      POINTER(c_uint64)]),
     "tn_call_cancel": (c_int32, [c_void_p, c_uint64]),
+    "tn_call_tool_resume": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "tn_call_tool_resume_async": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, DONE, PROGRESS, c_void_p,
+                                            POINTER(c_uint64)]),
 }
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
