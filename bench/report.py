@@ -22,7 +22,7 @@ PERF_KEYS = [
     # key, label, unit, better ("lo" or "hi")
     ("connect1_ms", "connect, 1 server", "ms", "lo"),
     ("disconnect1_ms", "disconnect, 1 server", "ms", "lo"),
-    ("cold_start_ms", "cold start (process: connect+call+exit)", "ms", "lo"),
+    ("cold_start_ms", "cold start (a process: 1 call)", "ms", "lo"),
     ("connectN_ms", "connect, {N} servers", "ms", "lo"),
     ("connect1_startup_ms", "connect, 1 server, {S} ms start", "ms", "lo"),
     ("connectN_startup_ms", "connect, {N} servers, {S} ms start", "ms", "lo"),
@@ -34,10 +34,10 @@ PERF_KEYS = [
     ("ask_p50_us", "elicitation round trip p50", "µs", "lo"),
     ("ask_p99_us", "elicitation round trip p99", "µs", "lo"),
     ("ask_cpu_us_per_call", "  client CPU per round trip", "µs", "lo"),
-    ("async_conc_calls_per_s", "async, {C} in flight from 1 thread", "calls/s", "hi"),
+    ("async_conc_calls_per_s", "async, {C} in flight, 1 thread", "calls/s", "hi"),
     ("async_cpu_us_per_call", "  client CPU per async call", "µs", "lo"),
-    ("connect1_legacy_ms", "connect 1, \"protocol\":\"legacy\"", "ms", "lo"),
-    ("connect1_auto_ms", "connect 1, \"protocol\":\"auto\" (probe)", "ms", "lo"),
+    ("connect1_legacy_ms", "connect 1, protocol legacy", "ms", "lo"),
+    ("connect1_auto_ms", "connect 1, protocol auto (probe)", "ms", "lo"),
 ]
 
 # the HTTP leg (the fixture's HTTP mode; floor = bench/floor_http.c)
@@ -307,7 +307,7 @@ def main():
     for key, op, bound in TARGETS:
         v = r[key]
         ok = v is not None and (v <= bound if op == "<=" else v >= bound)
-        checks[key] = ok
+        checks[key] = ok if v is not None else None
         extra = ""
         if key == "connect50_ratio":
             extra = (f"   ({startup} ms start; floor {fmt(r['floor_connect50_ratio'])})" if startup
