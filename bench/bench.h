@@ -32,6 +32,15 @@ typedef struct {
 
 extern const client_ops floor_ops;
 extern const client_ops ours_ops;
+/* the HTTP leg's floor (bench/floor_http.c): `fixture` is the server's URL */
+extern const client_ops floor_http_ops;
+/* ours.c: "protocol" for every server of the next connects (NULL: the default, auto) */
+extern const char *ours_protocol;
+/* ours.c: in_flight tn_call_tool_async echo calls kept in flight for ms; calls/s */
+double ours_async_window(void *h, int in_flight, int ms, double *cpu_us);
+/* floor.c: the top-level `id` and `method` of one JSON object (spans into s) */
+void scan_top(const char *s, size_t n, const char **id, size_t *idn, const char **method,
+              size_t *mn);
 
 /* Extra arguments after the fixture's path for every server a contender starts from now on
  * (NULL/0: none). Set by bench/host.c between phases, e.g. {"--init-delay-ms","50"} for the

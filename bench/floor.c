@@ -64,7 +64,7 @@ static int write_line(fconn *c, const char *s, size_t n) {
 /* ------------------------------------------------------------------ the reader */
 
 /* Top-level `id` and `method` values of one JSON object line (spans into the line). */
-static void scan_top(const char *s, size_t n, const char **id, size_t *idn, const char **method,
+void scan_top(const char *s, size_t n, const char **id, size_t *idn, const char **method,
                      size_t *mn) {
   int depth = 0, expect_key = 0;
   *id = *method = NULL;

@@ -9,6 +9,15 @@
  *       sequential echo latency (blocks of calls, alternating), throughput with
  *       groups×per_group host threads each doing blocking calls (alternating windows),
  *       elicitation round trip (blocks, alternating); client CPU per call for each.
+ *       The connect phase also times each disconnect, the era probe (ours connecting with
+ *       "protocol" auto vs legacy), and, given --floor-bin PATH (build/bench/host-floor), cold
+ *       start: a fresh `host cold` / `host-floor cold` process each time. The throughput phase
+ *       adds, for ours, windows of 16 tn_call_tool_async calls in flight from one thread.
+ *       Then (unless --http 0) the HTTP leg: the fixture's HTTP mode, one server per
+ *       contender, ours by URL and the hand-written floor_http.c: connect/disconnect,
+ *       sequential echo, 16 in flight, elicitation (--http-seq, --http-ask calls).
+ *   host cold --who ours|floor --fixture PATH
+ *       connect one server, one echo call, disconnect, exit (timed from outside).
  *   host rss --who ours|floor --servers N --fixture PATH [--calls 200] [--asks 5]
  *       connect N servers, a few echo calls and elicitations, print the peak RSS
  *       (getrusage ru_maxrss) of this process while still connected. With other --calls /
@@ -23,8 +32,13 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 const char *const *fixture_args = NULL;
 int fixture_nargs = 0;
@@ -70,7 +84,10 @@ static double pct(uint64_t *v, size_t n, double p) {
 /* ------------------------------------------------------------------ parameters */
 
 typedef struct {
-  const char *fixture, *first, *who;
+  const char *fixture, *first, *who, *self, *floor_bin;
+  int http;                    /* run the HTTP leg */
+  int cold_reps, probe_reps, async_windows;
+  int http_connect_reps, http_seq, http_ask;
   int many;                    /* the "50" */
   int connect1_reps, connectN_reps;
   int startup_ms, startup1_reps, startupN_reps; /* the connect `startup` variant */
@@ -86,12 +103,20 @@ static void parse(int argc, char **argv, params *p) {
                 .startupN_reps = 3, .seq_calls = 5000, .seq_blocks = 10, .seq_warmup = 300,
                 .ask_calls = 1000, .ask_blocks = 10, .ask_warmup = 50, .conc_groups = 4,
                 .conc_per_group = 4, .conc_windows = 4, .conc_warmup_ms = 30, .conc_ms = 150,
-                .servers = 1, .rss_calls = 200, .rss_asks = 5};
+                .servers = 1, .rss_calls = 200, .rss_asks = 5, .http = 1, .cold_reps = 5,
+                .probe_reps = 7, .async_windows = 4, .http_connect_reps = 7,
+                .http_seq = 2000, .http_ask = 500};
+  p->self = argv[0];
   for (int i = 2; i < argc; i += 2) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) die("%s needs a value", a);
     if (!strcmp(a, "--fixture")) p->fixture = v;
     else if (!strcmp(a, "--first")) p->first = v;
+    else if (!strcmp(a, "--floor-bin")) p->floor_bin = v;
+    else if (!strcmp(a, "--http")) p->http = atoi(v);
+    else if (!strcmp(a, "--http-seq")) p->http_seq = atoi(v);
+    else if (!strcmp(a, "--http-ask")) p->http_ask = atoi(v);
+    else if (!strcmp(a, "--cold-reps")) p->cold_reps = atoi(v);
     else if (!strcmp(a, "--who")) p->who = v;
     else if (!strcmp(a, "--many")) p->many = atoi(v);
     else if (!strcmp(a, "--servers")) p->servers = atoi(v);
@@ -111,11 +136,14 @@ static void parse(int argc, char **argv, params *p) {
   if (p->startup_ms < 0 || p->startup1_reps < 1 || p->startupN_reps < 1 || p->connect1_reps < 1 ||
       p->connectN_reps < 1)
     die("--startup-ms must be >= 0 and the connect reps >= 1");
-  if (p->seq_calls % p->seq_blocks || p->ask_calls % p->ask_blocks)
+  if (p->seq_calls % p->seq_blocks || p->ask_calls % p->ask_blocks || p->http_seq % 10 ||
+      p->http_ask % 10)
     die("--seq and --ask must be multiples of 10");
 }
 
 #ifdef FLOOR_ONLY
+/* perf and what only it uses are compiled out of this binary */
+#pragma GCC diagnostic ignored "-Wunused-function"
 const client_ops ours_ops = {0}; /* not in this binary; main() refuses perf and rss --who ours */
 #endif
 
@@ -132,7 +160,12 @@ static const client_ops *ops_named(const char *name) {
 typedef struct {
   const client_ops *ops;
   void *h;                            /* its 1-server connection for the call tests */
+  const char *target;                 /* what its connect gets: the fixture's path, or a URL */
   uint64_t *c1, *cN;                  /* connect times, ns: instant fixture */
+  uint64_t *d1;                       /* disconnect times after the c1 connects, ns */
+  uint64_t *pa, *pl;                  /* ours only: connect with "protocol" auto / legacy */
+  uint64_t *cold;                     /* a fresh process: load, connect, one call, disconnect */
+  double async_calls, async_ns, async_cpu_us; /* ours only: async windows */
   uint64_t *s1, *sN;                  /* connect times, ns: fixture with --init-delay-ms */
   uint64_t *seq, seq_cpu;             /* per-call latencies, ns; CPU over all of them */
   uint64_t *ask, ask_cpu;
@@ -140,13 +173,63 @@ typedef struct {
   uint64_t conc_ns, conc_cpu;
 } contender;
 
-static uint64_t time_connect(contender *c, const char *fixture, int n) {
+/* connect time, ns; the disconnect's (check first, untimed) in *disc when non-NULL */
+static uint64_t time_connect2(contender *c, const char *fixture, int n, uint64_t *disc) {
   uint64_t a = now_ns();
   void *h = c->ops->connect(fixture, n);
   uint64_t b = now_ns();
   c->ops->check(h, n);
+  uint64_t d0 = now_ns();
   c->ops->disconnect(h);
+  if (disc) *disc = now_ns() - d0;
   return b - a;
+}
+
+static uint64_t time_connect(contender *c, const char *fixture, int n) {
+  return time_connect2(c, fixture, n, NULL);
+}
+
+/* wall time of one fresh process `bin cold --who WHO --fixture F`: exec, library load,
+ * connect one server, one echo call, disconnect, exit */
+static uint64_t time_cold(const char *bin, const char *who, const char *fixture) {
+  char *argv[] = {(char *)bin, "cold", "--who", (char *)who, "--fixture", (char *)fixture, NULL};
+  pid_t pid;
+  uint64_t a = now_ns();
+  if (posix_spawn(&pid, bin, NULL, NULL, argv, environ) != 0) die("spawn %s", bin);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  uint64_t b = now_ns();
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("%s cold failed", bin);
+  return b - a;
+}
+
+/* the fixture in HTTP mode on 127.0.0.1 (port chosen by the kernel); its URL in url */
+static pid_t start_http_fixture(const char *fixture, char *url, size_t cap) {
+  int fds[2];
+  if (pipe(fds) != 0) die("pipe");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  char *argv[] = {(char *)fixture, "--http", "127.0.0.1:0", NULL};
+  pid_t pid;
+  if (posix_spawn(&pid, fixture, &fa, NULL, argv, environ) != 0) die("spawn fixture --http");
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  char line[256];
+  size_t n = 0;
+  while (n < sizeof line - 1) {
+    ssize_t k = read(fds[0], line + n, 1);
+    if (k <= 0 || line[n] == '\n') break;
+    n++;
+  }
+  line[n] = 0;
+  close(fds[0]);
+  if (sscanf(line, "listening on %255s", url) != 1 || strlen(url) >= cap)
+    die("fixture --http said: %s", line);
+  return pid;
 }
 
 /* n timed calls of fn, latencies appended at *lat, CPU added to *cpu */
@@ -225,26 +308,125 @@ static void conc_window(contender *c, const params *p) {
 
 /* ------------------------------------------------------------------ perf */
 
-static void print_figures(const char *key, contender *c, const params *p) {
-  int ns = p->seq_calls, na = p->ask_calls;
-  double c1 = pct(c->c1, (size_t)p->connect1_reps, 50) / 1e6;
-  double cN = pct(c->cN, (size_t)p->connectN_reps, 50) / 1e6;
+/* median of n ns samples, in ms (sorts in place) */
+static double med_ms(uint64_t *v, int n) { return pct(v, (size_t)n, 50) / 1e6; }
+
+static void print_calls(contender *c, int ns, int na) {
   double sq50 = pct(c->seq, (size_t)ns, 50) / 1e3, sq99 = pct(c->seq, (size_t)ns, 99) / 1e3;
   double ak50 = pct(c->ask, (size_t)na, 50) / 1e3, ak99 = pct(c->ask, (size_t)na, 99) / 1e3;
-  printf("\"%s\":{\"connect1_ms\":%.3f,\"connect%d_ms\":%.3f,\"seq_p50_us\":%.2f,"
-         "\"seq_p99_us\":%.2f,\"seq_cpu_us_per_call\":%.2f,\"conc_calls_per_s\":%.0f,"
-         "\"conc_cpu_us_per_call\":%.2f,\"ask_p50_us\":%.2f,\"ask_p99_us\":%.2f,"
-         "\"ask_cpu_us_per_call\":%.2f",
-         key, c1, p->many, cN, sq50, sq99, (double)c->seq_cpu / 1e3 / ns,
+  printf("\"seq_p50_us\":%.2f,\"seq_p99_us\":%.2f,\"seq_cpu_us_per_call\":%.2f,"
+         "\"conc_calls_per_s\":%.0f,\"conc_cpu_us_per_call\":%.2f,\"ask_p50_us\":%.2f,"
+         "\"ask_p99_us\":%.2f,\"ask_cpu_us_per_call\":%.2f",
+         sq50, sq99, (double)c->seq_cpu / 1e3 / ns,
          (double)c->conc_calls / ((double)c->conc_ns / 1e9),
          c->conc_calls ? (double)c->conc_cpu / 1e3 / (double)c->conc_calls : 0, ak50, ak99,
          (double)c->ask_cpu / 1e3 / na);
+  if (c->async_ns > 0)
+    printf(",\"async_conc_calls_per_s\":%.0f,\"async_cpu_us_per_call\":%.2f",
+           c->async_calls / (c->async_ns / 1e9), c->async_cpu_us);
+}
+
+static void print_figures(const char *key, contender *c, const params *p, int ours) {
+  printf("\"%s\":{\"connect1_ms\":%.3f,\"connect%d_ms\":%.3f,\"disconnect1_ms\":%.3f,", key,
+         med_ms(c->c1, p->connect1_reps), p->many, med_ms(c->cN, p->connectN_reps),
+         med_ms(c->d1, p->connect1_reps));
+  print_calls(c, p->seq_calls, p->ask_calls);
+  if (ours)
+    printf(",\"connect1_auto_ms\":%.3f,\"connect1_legacy_ms\":%.3f", med_ms(c->pa, p->probe_reps),
+           med_ms(c->pl, p->probe_reps));
+  if (p->floor_bin && p->cold_reps > 0)
+    printf(",\"cold_start_ms\":%.3f", med_ms(c->cold, p->cold_reps));
   if (p->startup_ms > 0)
     printf(",\"connect1_startup_ms\":%.3f,\"connect%d_startup_ms\":%.3f}",
-           pct(c->s1, (size_t)p->startup1_reps, 50) / 1e6, p->many,
-           pct(c->sN, (size_t)p->startupN_reps, 50) / 1e6);
+           med_ms(c->s1, p->startup1_reps), p->many, med_ms(c->sN, p->startupN_reps));
   else
     putchar('}');
+}
+
+static void alloc_calls(contender *c, int nseq, int nask) {
+  c->seq = calloc((size_t)nseq, 8);
+  c->ask = calloc((size_t)nask, 8);
+}
+
+/* the call tests on one connected server per contender (c->h), interleaved in blocks: nseq
+ * sequential echo calls, the throughput windows (and, for ours when `async`, an async window
+ * after each of its synchronous ones), nask elicitation round trips */
+static void call_tests(contender *ord[2], const params *p, int nseq, int nask, int async) {
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < p->seq_warmup; i++)
+      if (ord[k]->ops->echo(ord[k]->h)) die("%s: warm-up call failed", ord[k]->ops->name);
+  int sb = nseq / p->seq_blocks;
+  for (int b = 0; b < p->seq_blocks; b++)
+    for (int k = 0; k < 2; k++)
+      timed_calls(ord[k], ord[k]->ops->echo, sb, ord[k]->seq + b * sb, &ord[k]->seq_cpu);
+
+  for (int wdw = 0; wdw < p->conc_windows; wdw++)
+    for (int k = 0; k < 2; k++) {
+      contender *c = ord[k];
+      conc_window(c, p);
+#ifndef FLOOR_ONLY
+      if (async && c->ops == &ours_ops && wdw < p->async_windows) {
+        int in_flight = p->conc_groups * p->conc_per_group;
+        double cpu_us, rate = ours_async_window(c->h, in_flight, p->conc_ms, &cpu_us);
+        c->async_calls += rate * p->conc_ms / 1e3;
+        c->async_ns += p->conc_ms * 1e6;
+        c->async_cpu_us += cpu_us / p->async_windows;
+      }
+#else
+      (void)async;
+#endif
+    }
+
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < p->ask_warmup; i++)
+      if (ord[k]->ops->ask(ord[k]->h)) die("%s: warm-up elicitation failed", ord[k]->ops->name);
+  int ab = nask / p->ask_blocks;
+  for (int b = 0; b < p->ask_blocks; b++)
+    for (int k = 0; k < 2; k++)
+      timed_calls(ord[k], ord[k]->ops->ask, ab, ord[k]->ask + b * ab, &ord[k]->ask_cpu);
+}
+
+#ifndef FLOOR_ONLY
+/* The HTTP leg: the fixture in HTTP mode, one server process per contender; ours through a
+ * {"url":…} config, the floor through floor_http.c. Connect + disconnect, then the calls. */
+__attribute__((unused)) static void http_leg(const params *p, int first) {
+  contender cs[2] = {{.ops = &ours_ops}, {.ops = &floor_http_ops}};
+  contender *ord[2] = {&cs[first], &cs[1 - first]};
+  char urls[2][256];
+  pid_t pids[2];
+  for (int k = 0; k < 2; k++) {
+    pids[k] = start_http_fixture(p->fixture, urls[k], sizeof urls[k]);
+    cs[k].target = urls[k];
+    cs[k].c1 = calloc((size_t)p->http_connect_reps, 8);
+    cs[k].d1 = calloc((size_t)p->http_connect_reps, 8);
+    alloc_calls(&cs[k], p->http_seq, p->http_ask);
+  }
+  for (int k = 0; k < 2; k++) ord[k]->ops->disconnect(ord[k]->ops->connect(ord[k]->target, 1));
+  for (int i = 0; i < p->http_connect_reps; i++)
+    for (int k = 0; k < 2; k++)
+      ord[k]->c1[i] = time_connect2(ord[k], ord[k]->target, 1, &ord[k]->d1[i]);
+  for (int k = 0; k < 2; k++) {
+    ord[k]->h = ord[k]->ops->connect(ord[k]->target, 1);
+    ord[k]->ops->check(ord[k]->h, 1);
+  }
+  params q = *p;
+  q.ask_warmup = 20;
+  call_tests(ord, &q, p->http_seq, p->http_ask, 0);
+  for (int k = 0; k < 2; k++) ord[k]->ops->disconnect(ord[k]->h);
+  for (int k = 0; k < 2; k++) {
+    kill(pids[k], SIGTERM);
+    waitpid(pids[k], NULL, 0);
+  }
+  printf(",\"http\":{\"seq_calls\":%d,\"ask_calls\":%d,", p->http_seq, p->http_ask);
+  for (int k = 0; k < 2; k++) {
+    contender *c = &cs[k];
+    printf("%s\"%s\":{\"connect1_ms\":%.3f,\"disconnect1_ms\":%.3f,", k ? "," : "",
+           k ? "floor" : "ours", med_ms(c->c1, p->http_connect_reps),
+           med_ms(c->d1, p->http_connect_reps));
+    print_calls(c, p->http_seq, p->http_ask);
+    putchar('}');
+  }
+  putchar('}');
 }
 
 __attribute__((unused)) static void perf(const params *p) {
@@ -253,22 +435,44 @@ __attribute__((unused)) static void perf(const params *p) {
   contender *ord[2] = {&cs[first], &cs[1 - first]};
   for (int k = 0; k < 2; k++) {
     contender *c = &cs[k];
+    c->target = p->fixture;
     c->c1 = calloc((size_t)p->connect1_reps, 8);
+    c->d1 = calloc((size_t)p->connect1_reps, 8);
     c->cN = calloc((size_t)p->connectN_reps, 8);
     c->s1 = calloc((size_t)p->startup1_reps, 8);
     c->sN = calloc((size_t)p->startupN_reps, 8);
-    c->seq = calloc((size_t)p->seq_calls, 8);
-    c->ask = calloc((size_t)p->ask_calls, 8);
+    c->pa = calloc((size_t)p->probe_reps, 8);
+    c->pl = calloc((size_t)p->probe_reps, 8);
+    c->cold = calloc((size_t)(p->cold_reps > 0 ? p->cold_reps : 1), 8);
+    alloc_calls(c, p->seq_calls, p->ask_calls);
   }
 
   /* untimed warm-up of each: first threads, first spawns, lazy binding, malloc arenas */
   for (int k = 0; k < 2; k++) ord[k]->ops->disconnect(ord[k]->ops->connect(p->fixture, 1));
 
-  /* connect, instant fixture: A B A B … */
+  /* connect (and disconnect), instant fixture: A B A B … */
   for (int i = 0; i < p->connect1_reps; i++)
-    for (int k = 0; k < 2; k++) ord[k]->c1[i] = time_connect(ord[k], p->fixture, 1);
+    for (int k = 0; k < 2; k++)
+      ord[k]->c1[i] = time_connect2(ord[k], p->fixture, 1, &ord[k]->d1[i]);
   for (int i = 0; i < p->connectN_reps; i++)
     for (int k = 0; k < 2; k++) ord[k]->cN[i] = time_connect(ord[k], p->fixture, p->many);
+
+  /* the era probe's cost (ours only): "protocol" auto vs legacy against the legacy-only
+   * fixture, alternating */
+  for (int i = 0; i < p->probe_reps; i++) {
+    ours_protocol = "legacy";
+    cs[0].pl[i] = time_connect(&cs[0], p->fixture, 1);
+    ours_protocol = NULL;
+    cs[0].pa[i] = time_connect(&cs[0], p->fixture, 1);
+  }
+
+  /* cold start: a fresh process each time (exec, library load, connect, one call,
+   * disconnect, exit), A B A B … */
+  if (p->floor_bin)
+    for (int i = 0; i < p->cold_reps; i++)
+      for (int k = 0; k < 2; k++)
+        ord[k]->cold[i] = time_cold(ord[k] == &cs[0] ? p->self : p->floor_bin,
+                                    ord[k]->ops->name, p->fixture);
 
   /* connect, servers that take startup_ms to answer initialize: A B A B … */
   if (p->startup_ms > 0) {
@@ -291,39 +495,27 @@ __attribute__((unused)) static void perf(const params *p) {
     c->h = c->ops->connect(p->fixture, 1);
     c->ops->check(c->h, 1);
   }
-
-  /* sequential echo: warm-up, then blocks alternating A B A B … */
-  for (int k = 0; k < 2; k++)
-    for (int i = 0; i < p->seq_warmup; i++)
-      if (ord[k]->ops->echo(ord[k]->h)) die("%s: warm-up call failed", ord[k]->ops->name);
-  int sb = p->seq_calls / p->seq_blocks;
-  for (int b = 0; b < p->seq_blocks; b++)
-    for (int k = 0; k < 2; k++)
-      timed_calls(ord[k], ord[k]->ops->echo, sb, ord[k]->seq + b * sb, &ord[k]->seq_cpu);
-
-  /* throughput: windows alternating A B A B … */
-  for (int wdw = 0; wdw < p->conc_windows; wdw++)
-    for (int k = 0; k < 2; k++) conc_window(ord[k], p);
-
-  /* elicitation round trip: warm-up, then blocks alternating */
-  for (int k = 0; k < 2; k++)
-    for (int i = 0; i < p->ask_warmup; i++)
-      if (ord[k]->ops->ask(ord[k]->h)) die("%s: warm-up elicitation failed", ord[k]->ops->name);
-  int ab = p->ask_calls / p->ask_blocks;
-  for (int b = 0; b < p->ask_blocks; b++)
-    for (int k = 0; k < 2; k++)
-      timed_calls(ord[k], ord[k]->ops->ask, ab, ord[k]->ask + b * ab, &ord[k]->ask_cpu);
-
+  call_tests(ord, p, p->seq_calls, p->ask_calls, 1);
   for (int k = 0; k < 2; k++) ord[k]->ops->disconnect(ord[k]->h);
 
   printf("{\"mode\":\"perf\",\"first\":\"%s\",\"seq_calls\":%d,\"ask_calls\":%d,"
          "\"conc_in_flight\":%d,\"conc_window_ms\":%d,\"startup_ms\":%d,",
          ord[0]->ops->name, p->seq_calls, p->ask_calls, p->conc_groups * p->conc_per_group,
          p->conc_windows * p->conc_ms, p->startup_ms);
-  print_figures("ours", &cs[0], p);
+  print_figures("ours", &cs[0], p, 1);
   putchar(',');
-  print_figures("floor", &cs[1], p);
+  print_figures("floor", &cs[1], p, 0);
+  if (p->http) http_leg(p, first);
   printf("}\n");
+}
+#endif
+
+/* one fresh process's work for the cold-start figure: connect, one echo call, disconnect */
+static void cold(const params *p) {
+  const client_ops *o = ops_named(p->who);
+  void *h = o->connect(p->fixture, 1);
+  if (o->echo(h)) die("%s: echo failed", o->name);
+  o->disconnect(h);
 }
 
 /* ------------------------------------------------------------------ rss */
@@ -358,6 +550,8 @@ int main(int argc, char **argv) {
 #endif
   } else if (!strcmp(argv[1], "rss")) {
     rss(&p);
+  } else if (!strcmp(argv[1], "cold")) {
+    cold(&p);
   } else {
     die("unknown mode %s", argv[1]);
   }

@@ -37,8 +37,20 @@ static size_t put_json_str(char *dst, const char *s) {
   return (size_t)(d - dst);
 }
 
-/* {"mcpServers":{"s0":{"command":["FIXTURE", fixture_args…]}, …}} */
+const char *ours_protocol = NULL;
+
+/* {"mcpServers":{"s0":{"command":["FIXTURE", fixture_args…]}, …}}; a `fixture` starting with
+ * http:// is a URL: {"mcpServers":{"s0":{"url":"…"}}}. With ours_protocol set, each server
+ * gets "protocol":ours_protocol. */
 static char *config_for(const char *fixture, int n) {
+  if (!strncmp(fixture, "http://", 7)) {
+    if (n != 1) die("ours: one HTTP server only");
+    char *cfg = malloc(strlen(fixture) + 128);
+    sprintf(cfg, "{\"mcpServers\":{\"s0\":{\"url\":\"%s\"%s%s%s}}}", fixture,
+            ours_protocol ? ",\"protocol\":\"" : "", ours_protocol ? ours_protocol : "",
+            ours_protocol ? "\"" : "");
+    return cfg;
+  }
   size_t per = 6 * strlen(fixture) + 64;
   for (int a = 0; a < fixture_nargs; a++) per += 6 * strlen(fixture_args[a]) + 4;
   size_t cap = 64 + (size_t)n * per;
@@ -51,7 +63,9 @@ static char *config_for(const char *fixture, int n) {
       cfg[len++] = ',';
       len += put_json_str(cfg + len, fixture_args[a]);
     }
-    len += (size_t)snprintf(cfg + len, cap - len, "]}");
+    len += (size_t)snprintf(cfg + len, cap - len, "]%s%s%s}",
+                            ours_protocol ? ",\"protocol\":\"" : "",
+                            ours_protocol ? ours_protocol : "", ours_protocol ? "\"" : "");
   }
   snprintf(cfg + len, cap - len, "}}");
   return cfg;
@@ -102,6 +116,64 @@ static int ours_ask(void *h) {
   if (!ok) fprintf(stderr, "bench: unexpected ask_form result %s\n", out);
   tn_string_free(out);
   return ok ? 0 : -1;
+}
+
+/* ---- asynchronous calls: `in_flight` tn_call_tool_async echo calls kept in flight by one
+ * host thread for `ms` after a 30 ms warm-up; returns calls/s, CPU µs per call in *cpu_us */
+#include <pthread.h>
+#include <sys/resource.h>
+
+static pthread_mutex_t amu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t acv = PTHREAD_COND_INITIALIZER;
+static int a_out;
+static unsigned long a_done, a_failed;
+
+static void a_finished(void *user_data, tn_status st, const char *result_json) {
+  (void)user_data;
+  int ok = st == TN_OK && result_json && strstr(result_json, "\"output\":\"hello\"");
+  pthread_mutex_lock(&amu);
+  a_out--;
+  a_done++;
+  if (!ok) a_failed++;
+  pthread_cond_signal(&acv);
+  pthread_mutex_unlock(&amu);
+}
+
+static uint64_t cpu_now(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
+         ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+}
+
+double ours_async_window(void *h, int in_flight, int ms, double *cpu_us) {
+  uint64_t start = now_ns(), t0 = 0, cpu0 = 0, end = 0;
+  unsigned long k0 = 0;
+  for (;;) {
+    pthread_mutex_lock(&amu);
+    while (a_out >= in_flight) pthread_cond_wait(&acv, &amu);
+    uint64_t now = now_ns();
+    if (!t0 && now - start >= 30000000u) {
+      t0 = now;
+      cpu0 = cpu_now();
+      k0 = a_done;
+    }
+    if (t0 && now - t0 >= (uint64_t)ms * 1000000u) {
+      unsigned long k1 = a_done;
+      end = now;
+      uint64_t cpu1 = cpu_now();
+      while (a_out > 0) pthread_cond_wait(&acv, &amu);
+      if (a_failed) die("ours: an async call failed");
+      pthread_mutex_unlock(&amu);
+      *cpu_us = (double)(cpu1 - cpu0) / 1e3 / (double)(k1 - k0);
+      return (double)(k1 - k0) / ((double)(end - t0) / 1e9);
+    }
+    a_out++;
+    pthread_mutex_unlock(&amu);
+    tn_status st = tn_call_tool_async(h, "s0_echo", "{\"text\":\"hello\"}", NULL, a_finished,
+                                      NULL, NULL, NULL);
+    if (st != TN_OK) die("tn_call_tool_async: %s", tn_last_error_message());
+  }
 }
 
 const client_ops ours_ops = {"ours", ours_connect, ours_check, ours_disconnect, ours_echo, ours_ask};

@@ -21,6 +21,8 @@ import sys
 PERF_KEYS = [
     # key, label, unit, better ("lo" or "hi")
     ("connect1_ms", "connect, 1 server", "ms", "lo"),
+    ("disconnect1_ms", "disconnect, 1 server", "ms", "lo"),
+    ("cold_start_ms", "cold start (a process: 1 call)", "ms", "lo"),
     ("connectN_ms", "connect, {N} servers", "ms", "lo"),
     ("connect1_startup_ms", "connect, 1 server, {S} ms start", "ms", "lo"),
     ("connectN_startup_ms", "connect, {N} servers, {S} ms start", "ms", "lo"),
@@ -32,7 +34,28 @@ PERF_KEYS = [
     ("ask_p50_us", "elicitation round trip p50", "µs", "lo"),
     ("ask_p99_us", "elicitation round trip p99", "µs", "lo"),
     ("ask_cpu_us_per_call", "  client CPU per round trip", "µs", "lo"),
+    ("async_conc_calls_per_s", "async, {C} in flight, 1 thread", "calls/s", "hi"),
+    ("async_cpu_us_per_call", "  client CPU per async call", "µs", "lo"),
+    ("connect1_legacy_ms", "connect 1, protocol legacy", "ms", "lo"),
+    ("connect1_auto_ms", "connect 1, protocol auto (probe)", "ms", "lo"),
 ]
+
+# the HTTP leg (the fixture's HTTP mode; floor = bench/floor_http.c)
+HTTP_KEYS = [
+    ("connect1_ms", "connect", "ms", "lo"),
+    ("disconnect1_ms", "disconnect", "ms", "lo"),
+    ("seq_p50_us", "sequential echo p50", "µs", "lo"),
+    ("seq_p99_us", "sequential echo p99", "µs", "lo"),
+    ("seq_cpu_us_per_call", "  client CPU per seq call", "µs", "lo"),
+    ("conc_calls_per_s", "throughput, {C} in flight", "calls/s", "hi"),
+    ("conc_cpu_us_per_call", "  client CPU per conc call", "µs", "lo"),
+    ("ask_p50_us", "elicitation round trip p50", "µs", "lo"),
+    ("ask_p99_us", "elicitation round trip p99", "µs", "lo"),
+    ("ask_cpu_us_per_call", "  client CPU per round trip", "µs", "lo"),
+]
+
+MRTR_NOTE = ("not measured: the fixture server has no MCP 2026-07-28 (MRTR) mode in this tree yet; "
+             "mrtr_ask_ratio = our MRTR ask p50 / our legacy ask p50 once it has")
 
 TARGETS = [
     # key, op, bound
@@ -41,7 +64,22 @@ TARGETS = [
     ("ask_p50_ratio", "<=", 1.5),
     ("rss_kb_per_server", "<=", 1024),
     ("connect50_ratio", "<=", 3),
+    # issue 18
+    ("connect_ratio", "<=", 1.1),
+    ("cold_start_ratio", "<=", 1.2),
+    ("disconnect_p50_ms", "<=", 0.5),
+    ("http_seq_p50_ratio", "<=", 1.5),
+    ("http_conc_ratio", ">=", 0.7),
+    ("http_ask_p50_ratio", "<=", 1.5),
+    ("probe_overhead_ms", "<=", 100),
+    ("mrtr_ask_ratio", "<=", 1.3),
 ]
+
+
+def stats(xs):
+    xs = [x for x in xs if x is not None]
+    return {"median": med(xs), "min": min(xs) if xs else None, "max": max(xs) if xs else None,
+            "n": len(xs)}
 
 
 def med(xs):
@@ -124,6 +162,9 @@ def main():
                                                if m("connect1_ms") else None}
             s[who] = figs
             s[who + "_rounds"] = len(perf)
+            http = [r["data"]["http"][who] for r in runs if r["pass"] == p
+                    and r["data"]["mode"] == "perf" and "http" in r["data"]]
+            s["http_" + who] = {key: stats([d.get(key) for d in http]) for key, *_ in HTTP_KEYS}
 
         o = lambda k: s["ours"][k]["median"]
         f = lambda k: s["floor"][k]["median"]
@@ -139,7 +180,33 @@ def main():
             "connect50_ratio_instant": [round(d["ours"][f"connect{many}_ms"] / d["ours"]["connect1_ms"], 2)
                                         for d in paired],
         }
+        ho = lambda k: s["http_ours"][k]["median"]
+        hf = lambda k: s["http_floor"][k]["median"]
+        s["per_round"]["http_seq_p50_ratio"] = [
+            round(d["http"]["ours"]["seq_p50_us"] / d["http"]["floor"]["seq_p50_us"], 3)
+            for d in paired if "http" in d]
+        s["per_round"]["http_conc_ratio"] = [
+            round(d["http"]["ours"]["conc_calls_per_s"] / d["http"]["floor"]["conc_calls_per_s"], 3)
+            for d in paired if "http" in d]
+        s["per_round"]["http_ask_p50_ratio"] = [
+            round(d["http"]["ours"]["ask_p50_us"] / d["http"]["floor"]["ask_p50_us"], 3)
+            for d in paired if "http" in d]
+        s["per_round"]["probe_overhead_ms"] = [
+            round(d["ours"]["connect1_auto_ms"] - d["ours"]["connect1_legacy_ms"], 3)
+            for d in paired if d["ours"].get("connect1_auto_ms") is not None]
         s["ratios"] = {
+            "connect_ratio": div(o("connect1_ms"), f("connect1_ms")),
+            "cold_start_ratio": div(o("cold_start_ms"), f("cold_start_ms")),
+            "disconnect_p50_ms": o("disconnect1_ms"),
+            "floor_disconnect_p50_ms": f("disconnect1_ms"),
+            "http_seq_p50_ratio": div(ho("seq_p50_us"), hf("seq_p50_us")),
+            "http_conc_ratio": div(ho("conc_calls_per_s"), hf("conc_calls_per_s")),
+            "http_ask_p50_ratio": div(ho("ask_p50_us"), hf("ask_p50_us")),
+            "http_seq_cpu_ratio": div(ho("seq_cpu_us_per_call"), hf("seq_cpu_us_per_call")),
+            "async_conc_ratio": div(o("async_conc_calls_per_s"), o("conc_calls_per_s")),
+            "probe_overhead_ms": (o("connect1_auto_ms") - o("connect1_legacy_ms"))
+            if o("connect1_auto_ms") is not None and o("connect1_legacy_ms") is not None else None,
+            "mrtr_ask_ratio": None,
             "seq_p50_ratio": div(o("seq_p50_us"), f("seq_p50_us")),
             "seq_p99_ratio": div(o("seq_p99_us"), f("seq_p99_us")),
             "seq_cpu_ratio": div(o("seq_cpu_us_per_call"), f("seq_cpu_us_per_call")),
@@ -221,6 +288,16 @@ def main():
         if startup:
             ov, fv = s["ours"]["connect50_ratio"]["median"], s["floor"]["connect50_ratio"]["median"]
             print(f"  {f'connect {many} / connect 1, {startup} ms start':38} {fmt(ov):>12} {fmt(fv):>12}")
+        if s["http_ours"]["seq_p50_us"]["n"]:
+            print(f"  -- HTTP (fixture --http, plain HTTP/1.1 on 127.0.0.1; floor: bench/floor_http.c)")
+            for key, label, unit, _ in HTTP_KEYS:
+                lab = label.format(C=conc) + f" ({unit})"
+                a, b = s["http_ours"][key], s["http_floor"][key]
+                ratio = a["median"] / b["median"] if a["median"] is not None and b["median"] else None
+                orng = f"{fmt(a['min'], unit)}–{fmt(a['max'], unit)}"
+                frng = f"{fmt(b['min'], unit)}–{fmt(b['max'], unit)}"
+                print(f"  {lab:38} {fmt(a['median'], unit):>12} {fmt(b['median'], unit):>12} "
+                      f"{fmt(ratio):>11}   {orng:>21}  {frng:>21}")
 
     # ------------------------------------------------------------------ targets
     r = summary[primary]["ratios"]
@@ -230,11 +307,13 @@ def main():
     for key, op, bound in TARGETS:
         v = r[key]
         ok = v is not None and (v <= bound if op == "<=" else v >= bound)
-        checks[key] = ok
+        checks[key] = ok if v is not None else None
         extra = ""
         if key == "connect50_ratio":
             extra = (f"   ({startup} ms start; floor {fmt(r['floor_connect50_ratio'])})" if startup
                      else "   (no startup variant: --startup-ms 0)")
+        if key == "mrtr_ask_ratio" and v is None:
+            extra = "   (" + MRTR_NOTE + ")"
         verdict = "ok" if ok else "MISSED" if v is not None else "not measured"
         print(f"  {key:23} {fmt(v):>10}  {op} {bound:<6}  {verdict}{extra}")
     print(f"  {'connect50_ratio_instant':23} {fmt(r['connect50_ratio_instant']):>10}  (no target; "
@@ -257,6 +336,16 @@ def main():
         "connect50_ratio_instant": rnd(r["connect50_ratio_instant"], 2),
         "floor_connect50_ratio": rnd(r["floor_connect50_ratio"], 2),
         "floor_connect50_ratio_instant": rnd(r["floor_connect50_ratio_instant"], 2),
+        "connect_ratio": rnd(r["connect_ratio"], 3),
+        "cold_start_ratio": rnd(r["cold_start_ratio"], 3),
+        "disconnect_p50_ms": rnd(r["disconnect_p50_ms"], 3),
+        "http_seq_p50_ratio": rnd(r["http_seq_p50_ratio"], 3),
+        "http_conc_ratio": rnd(r["http_conc_ratio"], 3),
+        "http_ask_p50_ratio": rnd(r["http_ask_p50_ratio"], 3),
+        "async_conc_ratio": rnd(r["async_conc_ratio"], 3),
+        "probe_overhead_ms": rnd(r["probe_overhead_ms"], 3),
+        "mrtr_ask_ratio": rnd(r["mrtr_ask_ratio"], 3),
+        "mrtr_ask_note": MRTR_NOTE if r["mrtr_ask_ratio"] is None else None,
         "startup_ms": startup,
         "targets_met": checks,
         "rounds": meta.get("rounds"),
@@ -278,6 +367,9 @@ def main():
             d["connect50_ratio"] = rnd(s[who]["connect50_ratio"]["median"], 2)
             d["connect50_ratio_instant"] = rnd(s[who]["connect50_ratio_instant"]["median"], 2)
             block[who] = d
+        block["http"] = {who: {key: rnd(s["http_" + who][key]["median"],
+                                        3 if key.endswith("_ms") else 0 if key == "conc_calls_per_s" else 2)
+                               for key, *_ in HTTP_KEYS} for who in ("ours", "floor")}
         block["ratios"] = {k: rnd(v, 3) for k, v in s["ratios"].items()}
         block["per_round_ratios"] = s["per_round"]
         out[p] = block

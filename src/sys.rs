@@ -1,7 +1,8 @@
 //! The few POSIX calls the transports need, wrapped safely (`unsafe` lives here and in
 //! `src/ffi/` only): a stdin pipe that can never raise SIGPIPE, bounded writes, process-group
-//! signals, and peeking at a child's exit without reaping it (so a recycled pgid is never
-//! signalled).
+//! signals, peeking at a child's exit without reaping it (so a recycled pgid is never
+//! signalled), and waiting for that exit on a pidfd rather than on a timer (§3: disconnect is
+//! prompt as well as bounded).
 
 #![allow(unsafe_code)]
 
@@ -200,6 +201,60 @@ pub fn signal_group(pgid: i32, sig: i32) -> bool {
     }
     // SAFETY: kill with a negative pid signals a process group; no memory is involved.
     unsafe { libc::kill(-pgid, sig) == 0 }
+}
+
+/// A pidfd for child `pid` (Linux 5.3 and later), or None where the kernel has none. Open it
+/// while the child is unreaped, so `pid` is certainly ours.
+pub fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1; no memory
+    // is involved.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0 as libc::c_uint) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the descriptor was just created and is owned by nobody else.
+    Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Waits until child `pid` has ended (it stays unreaped), at most `within`; true when it has.
+/// With its `pidfd` the wake-up is the exit itself (the pidfd turns readable); without one
+/// (an old kernel) it looks every millisecond.
+pub fn wait_exit(pid: i32, pidfd: Option<&OwnedFd>, within: std::time::Duration) -> bool {
+    use std::os::fd::AsRawFd;
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if peek_exit(pid).is_some() {
+            return true;
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        match pidfd {
+            Some(fd) => {
+                let mut p = libc::pollfd {
+                    fd: fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                let ms = left.as_micros().div_ceil(1000).clamp(1, i32::MAX as u128) as i32;
+                // SAFETY: one valid pollfd; the result is only a hint, peek_exit decides.
+                unsafe { libc::poll(&mut p, 1, ms) };
+            }
+            None => std::thread::sleep(left.min(std::time::Duration::from_millis(1))),
+        }
+    }
+}
+
+/// Whether process group `pgid` has a member (one we may signal, or one we may not: `EPERM`).
+/// One `kill(…, 0)`, no scan of `/proc`.
+pub fn group_alive(pgid: i32) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks for the group's existence; no memory is involved.
+    let r = unsafe { libc::kill(-pgid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 pub use libc::{SIGKILL, SIGTERM};

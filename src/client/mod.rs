@@ -61,24 +61,35 @@ impl Client {
         let entries = config::parse(config_json)?;
         let id = NEXT_CLIENT.fetch_add(1, Ordering::Relaxed);
         let active = Arc::new(AtomicUsize::new(0));
+        let open_one = |spec: &config::ServerSpec| {
+            let live = resolver.clone().map(|resolver| LiveBridge {
+                resolver,
+                elicitation_timeout: spec.elicitation_timeout,
+                owner: id,
+                active: active.clone(),
+            });
+            session::open(spec, live)
+        };
+        // One server connects on the caller's thread (no thread to start and join, §3); more
+        // connect in parallel, one thread each.
+        let alone = entries
+            .iter()
+            .filter(|(_, e)| matches!(e, Entry::Enabled(_)))
+            .count()
+            == 1
+            && no_runtime_here();
         let results: Vec<(State, Vec<Map<String, Value>>)> = std::thread::scope(|scope| {
+            let open_one = &open_one;
             let handles: Vec<_> = entries
                 .iter()
-                .map(|(_, entry)| {
-                    let resolver = resolver.clone();
-                    let active = active.clone();
-                    match entry {
-                        Entry::Enabled(spec) => Some(scope.spawn(move || {
-                            let live = resolver.map(|resolver| LiveBridge {
-                                resolver,
-                                elicitation_timeout: spec.elicitation_timeout,
-                                owner: id,
-                                active,
-                            });
-                            session::open(spec, live)
-                        })),
-                        _ => None,
+                .map(|(_, entry)| match entry {
+                    Entry::Enabled(spec) if alone => Some(Opening::Done(std::panic::catch_unwind(
+                        std::panic::AssertUnwindSafe(|| open_one(spec)),
+                    ))),
+                    Entry::Enabled(spec) => {
+                        Some(Opening::Thread(scope.spawn(move || open_one(spec))))
                     }
+                    _ => None,
                 })
                 .collect();
             entries
@@ -293,16 +304,45 @@ impl Client {
     /// for resolver calls still running, so that the host's resolver is not running once
     /// `tn_disconnect` returns unless it is blocked past that bound.
     pub fn close_finish(&self) {
-        std::thread::scope(|scope| {
+        if self.sessions().count() == 1 && no_runtime_here() {
+            // One server: shut it down on this thread (no thread to start and join).
             for s in self.sessions() {
-                scope.spawn(move || s.transport.shutdown(crate::transport::DISCONNECT_GRACE));
+                s.transport.shutdown(crate::transport::DISCONNECT_GRACE);
             }
-        });
+        } else {
+            std::thread::scope(|scope| {
+                for s in self.sessions() {
+                    scope.spawn(move || s.transport.shutdown(crate::transport::DISCONNECT_GRACE));
+                }
+            });
+        }
         // Every asynchronous call woke with the connections' failure: its done fires now.
         self.calls.close_and_drain();
         let deadline = std::time::Instant::now() + RESOLVER_DRAIN;
         while self.resolving.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
+
+/// Whether this thread is outside any tokio runtime: the HTTP transport blocks on its own
+/// runtime, which panics inside another one, so work is done on this thread only then.
+fn no_runtime_here() -> bool {
+    tokio::runtime::Handle::try_current().is_err()
+}
+
+/// A server being opened by `Client::connect`: on a thread of its own, or already done on the
+/// caller's thread (the only server).
+enum Opening<'scope, T> {
+    Thread(std::thread::ScopedJoinHandle<'scope, T>),
+    Done(std::thread::Result<T>),
+}
+
+impl<T> Opening<'_, T> {
+    fn join(self) -> std::thread::Result<T> {
+        match self {
+            Opening::Thread(h) => h.join(),
+            Opening::Done(r) => r,
         }
     }
 }

@@ -13,7 +13,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio as Pipe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -75,8 +75,13 @@ pub struct StdioTransport {
     /// a reaped pid can no longer be peeked (§3: the failure still carries the exit status).
     reaped: Mutex<Option<os::Exit>>,
     pid: i32,
+    /// A pidfd for the leader, opened while it was unreaped: disconnect waits for the exit on
+    /// it instead of on a timer (None on kernels without pidfds: then it polls every ms).
+    pidfd: Option<OwnedFd>,
     stderr: Arc<StderrTail>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// How many of `threads` have ended, and a wake-up when one does (shutdown waits on it).
+    finished: Arc<(Mutex<usize>, Condvar)>,
     /// Bounds one write: a child that stops reading its stdin cannot hang a caller.
     write_timeout: Duration,
     /// Set when the connection starts closing: writers stop waiting for a full pipe.
@@ -146,6 +151,7 @@ pub fn spawn(
     drop(cmd); // closes our copy of the child's read end
     let mut child = spawned.map_err(|e| format!("cannot start `{program}`: {e}"))?;
     let pid = child.id() as i32;
+    let pidfd = os::pidfd_open(pid);
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let t = Arc::new(StdioTransport {
@@ -154,8 +160,10 @@ pub fn spawn(
         child: Mutex::new(Some(child)),
         reaped: Mutex::new(None),
         pid,
+        pidfd,
         stderr: Arc::new(StderrTail::default()),
         threads: Mutex::new(Vec::new()),
+        finished: Arc::default(),
         write_timeout,
         closing: AtomicBool::new(false),
     });
@@ -181,10 +189,12 @@ impl StdioTransport {
         let mut threads = Vec::new();
         if let Some(mut err) = stderr {
             let tail = t.stderr.clone();
+            let finished = Finished(t.finished.clone());
             let h = std::thread::Builder::new()
                 .name(format!("tn-stderr-{server}"))
                 .stack_size(64 * 1024)
                 .spawn(move || {
+                    let _finished = finished;
                     block_sigpipe_on_this_thread();
                     let mut buf = [0u8; 8192];
                     loop {
@@ -203,9 +213,11 @@ impl StdioTransport {
         if let Some(out) = stdout {
             let conn = conn.clone();
             let me = t.clone();
+            let finished = Finished(t.finished.clone());
             let h = std::thread::Builder::new()
                 .name(format!("tn-reader-{server}"))
                 .spawn(move || {
+                    let _finished = finished;
                     let c = conn.clone();
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         me.read_loop(out, conn, max_message_bytes)
@@ -293,8 +305,9 @@ impl StdioTransport {
     }
 
     /// Why stdout ended: waits briefly for the exit status and the last stderr lines. Once
-    /// shutdown has reaped the child it waits no more: the exit is what shutdown recorded, and
-    /// the whole group was killed (§3: disconnect is bounded).
+    /// the connection is closing or shutdown has reaped the child it waits no more: nobody
+    /// waits for this text then, and shutdown waits for this thread (§3: disconnect is bounded
+    /// and prompt).
     fn eof_message(&self) -> String {
         let deadline = Instant::now() + Duration::from_millis(500);
         let mut exit = None;
@@ -302,10 +315,14 @@ impl StdioTransport {
             let (now, reaped) = self.exit_now();
             exit = exit.or(now);
             let stderr_done = self.stderr.done.load(Ordering::Acquire);
-            if reaped || (exit.is_some() && stderr_done) || Instant::now() >= deadline {
+            if reaped
+                || self.closing.load(Ordering::Acquire)
+                || (exit.is_some() && stderr_done)
+                || Instant::now() >= deadline
+            {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(Duration::from_millis(1));
         }
         let mut msg = match exit {
             Some(e) => format!("the server process {e}"),
@@ -319,17 +336,21 @@ impl StdioTransport {
         msg
     }
 
+    /// Waits for the leader's exit (unreaped), at most `within`: on its pidfd, so a child that
+    /// exits on stdin EOF is seen as soon as it is gone.
     fn wait_exit(&self, within: Duration) -> bool {
-        let deadline = Instant::now() + within;
-        loop {
-            if os::peek_exit(self.pid).is_some() {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        os::wait_exit(self.pid, self.pidfd.as_ref(), within)
+    }
+}
+
+/// Counts a reader or stderr thread as ended when dropped (a panic included) and wakes
+/// shutdown.
+struct Finished(Arc<(Mutex<usize>, Condvar)>);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        *lock(&self.0 .0) += 1;
+        self.0 .1.notify_all();
     }
 }
 
@@ -342,7 +363,8 @@ fn exit_of(status: std::process::ExitStatus) -> Option<os::Exit> {
         .or_else(|| status.signal().map(os::Exit::Signal))
 }
 
-/// Other live processes in process group `pgid` (the leader excluded), from /proc.
+/// Live (not zombie) processes in process group `pgid` other than a process `pgid` itself, from
+/// /proc. Called only once `kill(-pgid, 0)` found the group alive after the leader was reaped.
 fn group_members(pgid: i32) -> usize {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return 0;
@@ -389,15 +411,6 @@ impl Transport for StdioTransport {
                 self.wait_exit(Duration::from_secs(2));
             }
         }
-        // The leader is dead but unreaped, so its pgid cannot be recycled: end stragglers.
-        if group_members(self.pid) > 0 {
-            os::signal_group(self.pid, os::SIGTERM);
-            let deadline = Instant::now() + Duration::from_millis(500);
-            while group_members(self.pid) > 0 && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            os::signal_group(self.pid, os::SIGKILL);
-        }
         {
             // Reap and record in one critical section of `child`, so that a reader that finds
             // no child finds the exit recorded ([`Self::exit_now`]).
@@ -406,16 +419,48 @@ impl Transport for StdioTransport {
                 *lock(&self.reaped) = c.wait().ok().and_then(exit_of);
             }
         }
+        // Stragglers (§3: no orphans). The group outlives its reaped leader only while it has
+        // members (zombies included), and while it has any the kernel keeps the number
+        // allocated, so it cannot have been recycled: a group found alive now is the child's.
+        // One `kill(-pgid, 0)` says there is none, the common case, instead of reading every
+        // process's /proc stat file; only when there is one does the scan tell live members from
+        // zombies that nobody reaps (a container's pid 1 may not). (Only if every member died
+        // between two checks *and* the pid space wrapped around in that instant could the
+        // number name someone else's group.)
+        if os::group_alive(self.pid) && group_members(self.pid) > 0 {
+            os::signal_group(self.pid, os::SIGTERM);
+            let deadline = Instant::now() + Duration::from_millis(500);
+            while os::group_alive(self.pid)
+                && group_members(self.pid) > 0
+                && Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if os::group_alive(self.pid) {
+                os::signal_group(self.pid, os::SIGKILL);
+            }
+        }
         lock(&self.stdin).take();
         lock(&self.keep_reader).take();
         // Readers end when the pipes close; one stuck in an inline resolver is left to finish.
         let threads: Vec<JoinHandle<()>> = lock(&self.threads).drain(..).collect();
         let deadline = Instant::now() + Duration::from_secs(1);
-        for h in threads {
-            while !h.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(2));
+        let (count, wake) = &*self.finished;
+        let mut done = lock(count);
+        while *done < threads.len() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
             }
-            if h.is_finished() {
+            done = wake
+                .wait_timeout(done, left)
+                .map_or_else(|e| e.into_inner().0, |r| r.0);
+        }
+        // All ended: each is past its last statement, so joining is immediate.
+        let all = *done >= threads.len();
+        drop(done);
+        for h in threads {
+            if all || h.is_finished() {
                 let _ = h.join();
             }
         }
