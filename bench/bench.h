@@ -36,6 +36,8 @@ extern const client_ops ours_ops;
 extern const client_ops floor_http_ops;
 /* ours.c: "protocol" for every server of the next connects (NULL: the default, auto) */
 extern const char *ours_protocol;
+/* one MRTR elicitation round trip against the fixture's --modern mode (ours only) */
+int ours_mrtr_ask(void *h);
 /* ours.c: in_flight tn_call_tool_async echo calls kept in flight for ms; calls/s */
 double ours_async_window(void *h, int in_flight, int ms, double *cpu_us);
 /* floor.c: the top-level `id` and `method` of one JSON object (spans into s) */

@@ -311,6 +311,9 @@ static void conc_window(contender *c, const params *p) {
 /* median of n ns samples, in ms (sorts in place) */
 static double med_ms(uint64_t *v, int n) { return pct(v, (size_t)n, 50) / 1e6; }
 
+/* ours: the MRTR ask's p50 (µs), measured in the same run as the legacy ask; < 0: not run */
+static double mrtr_ask_p50_us = -1;
+
 static void print_calls(contender *c, int ns, int na) {
   double sq50 = pct(c->seq, (size_t)ns, 50) / 1e3, sq99 = pct(c->seq, (size_t)ns, 99) / 1e3;
   double ak50 = pct(c->ask, (size_t)na, 50) / 1e3, ak99 = pct(c->ask, (size_t)na, 99) / 1e3;
@@ -334,6 +337,7 @@ static void print_figures(const char *key, contender *c, const params *p, int ou
   if (ours)
     printf(",\"connect1_auto_ms\":%.3f,\"connect1_legacy_ms\":%.3f", med_ms(c->pa, p->probe_reps),
            med_ms(c->pl, p->probe_reps));
+  if (ours && mrtr_ask_p50_us >= 0) printf(",\"mrtr_ask_p50_us\":%.2f", mrtr_ask_p50_us);
   if (p->floor_bin && p->cold_reps > 0)
     printf(",\"cold_start_ms\":%.3f", med_ms(c->cold, p->cold_reps));
   if (p->startup_ms > 0)
@@ -497,6 +501,23 @@ __attribute__((unused)) static void perf(const params *p) {
   }
   call_tests(ord, p, p->seq_calls, p->ask_calls, 1);
   for (int k = 0; k < 2; k++) ord[k]->ops->disconnect(ord[k]->h);
+
+  /* the MRTR ask (ours only, §6): the fixture's --modern mode, mrtr_ask, as many calls as the
+   * legacy ask above, on one connection */
+  {
+    const char *const args[] = {"--modern"};
+    fixture_args = args;
+    fixture_nargs = 1;
+    contender m = {.ops = &ours_ops};
+    m.h = ours_ops.connect(p->fixture, 1);
+    fixture_args = NULL;
+    fixture_nargs = 0;
+    uint64_t *lat = calloc((size_t)p->ask_calls, 8), cpu = 0;
+    timed_calls(&m, ours_mrtr_ask, p->ask_calls, lat, &cpu);
+    mrtr_ask_p50_us = pct(lat, (size_t)p->ask_calls, 50) / 1e3;
+    free(lat);
+    ours_ops.disconnect(m.h);
+  }
 
   printf("{\"mode\":\"perf\",\"first\":\"%s\",\"seq_calls\":%d,\"ask_calls\":%d,"
          "\"conc_in_flight\":%d,\"conc_window_ms\":%d,\"startup_ms\":%d,",

@@ -118,6 +118,22 @@ static int ours_ask(void *h) {
   return ok ? 0 : -1;
 }
 
+/* The same question in MCP 2026-07-28 (contract §6): the fixture's --modern mode asks it as
+ * an MRTR round (input_required, then the retry with inputResponses); the resolver is the same
+ * inline one, run on the calling thread. */
+int ours_mrtr_ask(void *h) {
+  char *out = NULL;
+  tn_status st = tn_call_tool(h, "s0_mrtr_ask", "{}", &out);
+  if (st != TN_OK) {
+    fprintf(stderr, "bench: tn_call_tool: %s: %s\n", tn_status_str(st), tn_last_error_message());
+    return -1;
+  }
+  int ok = strstr(out, "accept") && strstr(out, "\"isError\":false");
+  if (!ok) fprintf(stderr, "bench: unexpected mrtr_ask result %s\n", out);
+  tn_string_free(out);
+  return ok ? 0 : -1;
+}
+
 /* ---- asynchronous calls: `in_flight` tn_call_tool_async echo calls kept in flight by one
  * host thread for `ms` after a 30 ms warm-up; returns calls/s, CPU µs per call in *cpu_us */
 #include <pthread.h>

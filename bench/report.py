@@ -38,6 +38,7 @@ PERF_KEYS = [
     ("async_cpu_us_per_call", "  client CPU per async call", "µs", "lo"),
     ("connect1_legacy_ms", "connect 1, protocol legacy", "ms", "lo"),
     ("connect1_auto_ms", "connect 1, protocol auto (probe)", "ms", "lo"),
+    ("mrtr_ask_p50_us", "MRTR elicitation round trip p50", "µs", "lo"),
 ]
 
 # the HTTP leg (the fixture's HTTP mode; floor = bench/floor_http.c)
@@ -54,7 +55,7 @@ HTTP_KEYS = [
     ("ask_cpu_us_per_call", "  client CPU per round trip", "µs", "lo"),
 ]
 
-MRTR_NOTE = ("not measured: the fixture server has no MCP 2026-07-28 (MRTR) mode in this tree yet; "
+MRTR_NOTE = ("not measured in this run; "
              "mrtr_ask_ratio = our MRTR ask p50 / our legacy ask p50 once it has")
 
 TARGETS = [
@@ -206,7 +207,7 @@ def main():
             "async_conc_ratio": div(o("async_conc_calls_per_s"), o("conc_calls_per_s")),
             "probe_overhead_ms": (o("connect1_auto_ms") - o("connect1_legacy_ms"))
             if o("connect1_auto_ms") is not None and o("connect1_legacy_ms") is not None else None,
-            "mrtr_ask_ratio": None,
+            "mrtr_ask_ratio": div(o("mrtr_ask_p50_us"), o("ask_p50_us")),
             "seq_p50_ratio": div(o("seq_p50_us"), f("seq_p50_us")),
             "seq_p99_ratio": div(o("seq_p99_us"), f("seq_p99_us")),
             "seq_cpu_ratio": div(o("seq_cpu_us_per_call"), f("seq_cpu_us_per_call")),
