@@ -6,7 +6,8 @@
 use crate::clock::PauseClock;
 use crate::jsonrpc::{self, Inbound, LineKind};
 use crate::live_bridge::LiveBridge;
-use crate::transport::{OutKind, Outgoing, Routing, Transport};
+pub(crate) use crate::request::{Limits, ProgressSink, Req};
+use crate::transport::{OutKind, Outgoing, Transport};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -72,25 +73,6 @@ impl RequestError {
 /// needs), or why none came.
 pub(crate) type Reply = Result<String, RequestError>;
 
-/// How long a request may take (contract §7): `idle` of active time without an answer or a
-/// progress notification, and `total` of active time in all. Active time leaves out time
-/// spent waiting for the host's resolver (§4).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
-    pub(crate) idle: Duration,
-    pub(crate) total: Duration,
-}
-
-impl Limits {
-    /// One bound for both (the handshake's phases, §2).
-    pub(crate) fn phase(timeout: Duration) -> Limits {
-        Limits {
-            idle: timeout,
-            total: timeout,
-        }
-    }
-}
-
 struct Waiter {
     reply: Mutex<Option<Reply>>,
     thread: Thread,
@@ -114,38 +96,6 @@ impl Waiter {
         self.thread.unpark();
     }
 }
-
-/// One request to send: its method and params, and how the caller waits for it.
-#[derive(Clone, Copy)]
-pub(crate) struct Req<'a> {
-    pub(crate) method: &'a str,
-    pub(crate) params_json: Option<&'a str>,
-    pub(crate) limits: Limits,
-    /// The call's progressToken, routed to this request while it is in flight (§7).
-    pub(crate) progress_token: Option<u64>,
-    pub(crate) sink: ProgressSink<'a>,
-    /// Learns the request id before the request is sent (a cancel can then reach it).
-    pub(crate) started: &'a dyn Fn(u64),
-    pub(crate) routing: Option<&'a Routing>,
-}
-
-impl<'a> Req<'a> {
-    /// A request bounded by one phase timeout, without progress or routing.
-    pub(crate) fn plain(method: &'a str, params_json: Option<&'a str>, timeout: Duration) -> Self {
-        Req {
-            method,
-            params_json,
-            limits: Limits::phase(timeout),
-            progress_token: None,
-            sink: None,
-            started: &|_| {},
-            routing: None,
-        }
-    }
-}
-
-/// What a caller does with the progress notifications of its request (§7).
-pub(crate) type ProgressSink<'a> = Option<&'a (dyn Fn(&str) + Sync)>;
 
 struct Pending {
     waiters: HashMap<u64, Arc<Waiter>>,

@@ -11,7 +11,7 @@
 //! | `client/` | many servers from one config: order, isolation, names, collisions, statuses (§2–§3); `calling`: calls by name, async, cancel, resume |
 //! | `session/` | one server's MCP lifecycle (§3, §5, §6): start and era (`probe`), the handshake (`legacy`), MCP 2026-07-28 (`modern`), list, a call's rounds (`rounds`: MRTR, -32042, timeouts), durable suspension (`suspend`) |
 //! | `calls` | calls the host controls: asynchronous calls, cancel, their threads (§7) |
-//! | `conn` | one connection's bookkeeping: ids, pending calls, progress, waking callers |
+//! | `conn` | one connection's bookkeeping: ids, pending calls, progress, waking callers; `request`: what one request is and how long it may take |
 //! | `live_bridge` | server requests on a live connection: the resolver inline, SEP-1034 (§4) |
 //! | `clock` | call timers that pause while the host is asked (§4) |
 //! | `auth/` | OAuth for remote servers (§8): config (`spec`), what it works with (`flow`), discovery and token requests (`requests`), the grants (`grants`), the resolver's login (`login`), the token store (`store`) |
@@ -41,6 +41,7 @@ mod jsonrpc;
 mod live_bridge;
 mod naming;
 pub mod pure;
+mod request;
 mod responder;
 mod scan;
 mod secrets;

@@ -67,6 +67,17 @@ fn host_callbacks(
     Ok((on_done, on_progress))
 }
 
+/// Writes `*out` when `out` is not NULL.
+///
+/// # Safety
+/// `out` is NULL or valid for writes.
+unsafe fn put_id(out: *mut u64, id: u64) {
+    if !out.is_null() {
+        // SAFETY: non-NULL and writable per this function's contract.
+        unsafe { *out = id };
+    }
+}
+
 /// `options_json`: an object; `timeoutMs` a positive integer; unknown keys ignored (§7).
 fn parse_options(text: Option<&str>) -> Result<Option<Duration>> {
     let Some(text) = text else { return Ok(None) };
@@ -104,10 +115,8 @@ pub unsafe extern "C" fn tn_call_tool_async(
     call_id_out: *mut u64,
 ) -> tn_status {
     guard("tn_call_tool_async", || {
-        if !call_id_out.is_null() {
-            // SAFETY: non-NULL and writable per the caller's guarantee.
-            unsafe { *call_id_out = 0 };
-        }
+        // SAFETY: forwarded caller guarantee (NULL or writable).
+        unsafe { put_id(call_id_out, 0) };
         // SAFETY: forwarded caller guarantees.
         let name = unsafe { str_arg(name, "name")? };
         // SAFETY: forwarded caller guarantees.
@@ -117,15 +126,12 @@ pub unsafe extern "C" fn tn_call_tool_async(
         let (on_done, on_progress) = host_callbacks(done, progress, user_data)?;
         let c = client::lookup(client)?;
         let started = c.call_tool_async(name, args, timeout, on_done, on_progress, |id| {
-            if !call_id_out.is_null() {
-                // SAFETY: non-NULL and writable per the caller's guarantee; written before the
-                // call can complete.
-                unsafe { *call_id_out = id };
-            }
+            // SAFETY: as above; written before the call can complete.
+            unsafe { put_id(call_id_out, id) }
         });
-        if started.is_err() && !call_id_out.is_null() {
+        if started.is_err() {
             // SAFETY: as above; 0 on error (c-api.md).
-            unsafe { *call_id_out = 0 };
+            unsafe { put_id(call_id_out, 0) };
         }
         started.map(drop)
     })
@@ -190,10 +196,8 @@ pub unsafe extern "C" fn tn_call_tool_resume_async(
     call_id_out: *mut u64,
 ) -> tn_status {
     guard("tn_call_tool_resume_async", || {
-        if !call_id_out.is_null() {
-            // SAFETY: non-NULL and writable per the caller's guarantee.
-            unsafe { *call_id_out = 0 };
-        }
+        // SAFETY: forwarded caller guarantee (NULL or writable).
+        unsafe { put_id(call_id_out, 0) };
         // SAFETY: forwarded caller guarantees.
         let token = unsafe { str_arg(resume_token, "resume_token")? };
         // SAFETY: forwarded caller guarantees.
@@ -203,14 +207,12 @@ pub unsafe extern "C" fn tn_call_tool_resume_async(
         let (on_done, on_progress) = host_callbacks(done, progress, user_data)?;
         let c = client::lookup(client)?;
         let started = c.resume_async(token, answers, timeout, on_done, on_progress, |id| {
-            if !call_id_out.is_null() {
-                // SAFETY: non-NULL and writable; written before the call can complete.
-                unsafe { *call_id_out = id };
-            }
+            // SAFETY: as above; written before the call can complete.
+            unsafe { put_id(call_id_out, id) }
         });
-        if started.is_err() && !call_id_out.is_null() {
+        if started.is_err() {
             // SAFETY: as above; 0 on error (c-api.md).
-            unsafe { *call_id_out = 0 };
+            unsafe { put_id(call_id_out, 0) };
         }
         started.map(drop)
     })

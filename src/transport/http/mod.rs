@@ -8,6 +8,7 @@
 
 mod legacy_sse;
 mod modern;
+mod reply;
 mod server_stream;
 mod streamable;
 

@@ -4,7 +4,8 @@
 //! request is that answer (a 400 with -32022 is how a modern server refuses a version); a
 //! response stream that ends early fails the call, which is never sent again.
 
-use super::streamable::{answers, HttpTransport, Inbox, Post};
+use super::reply::answers;
+use super::streamable::{HttpTransport, Inbox, Post};
 use crate::conn::RequestError;
 use crate::transport::sse;
 use reqwest::header::{HeaderName, HeaderValue};
@@ -43,23 +44,9 @@ impl HttpTransport {
                 .send_bounded(self.modern_post(out)?)
                 .await
                 .map_err(RequestError::Lost)?;
-            let status = resp.status();
-            if matches!(status.as_u16(), 401 | 403) {
+            if self.denied(&resp, sent_with, &mut rounds, out.id).await? {
                 // §6: a 401/403 runs authorization (§8) first, then the request again.
-                let challenge = resp
-                    .headers()
-                    .get(reqwest::header::WWW_AUTHENTICATE)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string);
-                match self
-                    .auth
-                    .on_denied(status.as_u16(), challenge, sent_with, &mut rounds, out.id)
-                    .await
-                {
-                    crate::auth::Denied::Retry => continue,
-                    crate::auth::Denied::Fail(why) => return Err(RequestError::Auth(why)),
-                    crate::auth::Denied::Pass => {}
-                }
+                continue;
             }
             break resp;
         };

@@ -1,0 +1,193 @@
+//! Reading a request's reply (contract §5): a JSON body, or an SSE stream whose messages are
+//! filed as they come, resumed with GET + `Last-Event-ID` after the server's `retry:` when it
+//! closes before the response (never in MCP 2026-07-28, which has no resumption, §6).
+
+use super::streamable::{HttpTransport, Inbox};
+use super::{explain_reqwest, is_sse};
+use crate::transport::sse;
+use futures_util::StreamExt;
+use sse_stream::SseByteStream;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// How often in a row a request's stream is resumed (GET + Last-Event-ID) without receiving an
+/// event before the call fails (§5); the call's timeout bounds the whole as well.
+const MAX_RESUMES: usize = 10;
+/// The `retry:` a stream is resumed after when the server sent none.
+const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
+
+/// Whether the message `text` is the response to our request `id`.
+pub(super) fn answers(text: &str, id: u64) -> bool {
+    crate::jsonrpc::line_kind(text.as_bytes()) == crate::jsonrpc::LineKind::Response(id)
+}
+
+impl HttpTransport {
+    /// Reads the reply to request `id`: a JSON body, or an SSE stream resumed with
+    /// `Last-Event-ID` when it closes before the response.
+    pub(super) async fn read_reply(
+        &self,
+        resp: reqwest::Response,
+        id: u64,
+        resumable: bool,
+    ) -> Result<(), String> {
+        if is_sse(&resp) {
+            if !resumable {
+                // MCP 2026-07-28 has no resumption, and a call is never re-sent (§6).
+                if self.consume_sse(resp, Some(id)).await.answered {
+                    return Ok(());
+                }
+                return Err(
+                    "the response stream ended before the response (MCP 2026-07-28 has no resumption; the call is not sent again)"
+                        .into(),
+                );
+            }
+            return self.follow_stream(resp, id).await;
+        }
+        let bytes = self.read_body(resp).await?;
+        let text = String::from_utf8_lossy(&bytes);
+        if text.trim().is_empty() {
+            return Err("the server sent an empty reply to a request".into());
+        }
+        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+            return Err(format!(
+                "the server's reply is not JSON ({e}): {}",
+                self.quote(&text)
+            ));
+        }
+        let mut answered = false;
+        for msg in sse::messages(&text) {
+            answered |= answers(&msg, id);
+            self.file(Inbox::Message(msg, Some(id))).await;
+        }
+        if answered {
+            Ok(())
+        } else {
+            Err(format!(
+                "the server's reply does not answer the request: {}",
+                self.quote(&text)
+            ))
+        }
+    }
+
+    pub(super) async fn read_body(&self, mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        loop {
+            match tokio::time::timeout(self.timeout, resp.chunk()).await {
+                Err(_) => {
+                    return Err(format!(
+                        "the reply body stalled for {} ms",
+                        self.timeout.as_millis()
+                    ))
+                }
+                Ok(Err(e)) => return Err(explain_reqwest(e)),
+                Ok(Ok(None)) => return Ok(out),
+                Ok(Ok(Some(chunk))) => {
+                    if out.len() + chunk.len() > self.max_bytes {
+                        return Err(format!(
+                            "the reply is longer than maxMessageBytes ({} bytes)",
+                            self.max_bytes
+                        ));
+                    }
+                    out.extend_from_slice(&chunk);
+                }
+            }
+        }
+    }
+
+    /// Reads a request's event stream until its response (§5): a stream that closes before it
+    /// is resumed with GET + `Last-Event-ID` (the last event id seen on any of its streams)
+    /// after exactly the server's `retry:`, again and again while streams end empty, at most
+    /// [`MAX_RESUMES`] times in a row; the caller's timeout bounds it all.
+    async fn follow_stream(&self, mut resp: reqwest::Response, id: u64) -> Result<(), String> {
+        let mut last_id: Option<String> = None;
+        let mut retry = DEFAULT_RETRY;
+        let mut empty_resumes = 0;
+        loop {
+            let end = self.consume_sse(resp, Some(id)).await;
+            if end.answered {
+                return Ok(());
+            }
+            if self.closed.load(Ordering::Acquire) {
+                return Err("the connection is closed".into());
+            }
+            if let Some(r) = end.retry {
+                retry = Duration::from_millis(r);
+            }
+            if end.last_id.is_some() {
+                last_id = end.last_id;
+                empty_resumes = 0;
+            } else if last_id.is_some() {
+                empty_resumes += 1;
+            }
+            let Some(last) = last_id.as_deref() else {
+                return Err(match end.error {
+                    Some(e) => format!("the event stream failed before the response: {e}"),
+                    None => "the server closed the event stream before the response".into(),
+                });
+            };
+            if empty_resumes >= MAX_RESUMES {
+                return Err(format!(
+                    "the event stream was resumed {MAX_RESUMES} times in a row without receiving anything"
+                ));
+            }
+            tokio::time::sleep(retry).await;
+            resp = self.send_bounded(self.get_events(Some(last))).await?;
+            if !resp.status().is_success() || !is_sse(&resp) {
+                return Err(format!(
+                    "resuming the event stream failed: HTTP {}{}",
+                    resp.status(),
+                    self.snippet(resp).await
+                ));
+            }
+        }
+    }
+
+    /// Reads SSE events, filing each message (carried by `id`), until the response to `id`
+    /// arrived or the stream ended.
+    pub(super) async fn consume_sse(&self, resp: reqwest::Response, id: Option<u64>) -> StreamEnd {
+        let mut end = StreamEnd::default();
+        let mut events = SseByteStream::new(sse::capped(resp.bytes_stream(), self.max_bytes));
+        while let Some(item) = events.next().await {
+            let ev = match item {
+                Ok(ev) => ev,
+                Err(sse_stream::Error::Body(inner)) => {
+                    end.error = Some(inner.to_string());
+                    break;
+                }
+                Err(e) => {
+                    end.error = Some(e.to_string());
+                    break;
+                }
+            };
+            if let Some(i) = ev.id {
+                end.last_id = Some(i);
+            }
+            if let Some(r) = ev.retry {
+                end.retry = Some(r);
+            }
+            let Some(data) = ev.data else { continue };
+            for msg in sse::messages(&data) {
+                end.delivered = true;
+                let ours = id.is_some_and(|id| answers(&msg, id));
+                self.file(Inbox::Message(msg, id)).await;
+                if ours {
+                    end.answered = true;
+                }
+            }
+            if end.answered {
+                break;
+            }
+        }
+        end
+    }
+}
+
+#[derive(Default)]
+pub(super) struct StreamEnd {
+    answered: bool,
+    /// At least one message arrived.
+    pub(super) delivered: bool,
+    last_id: Option<String>,
+    pub(super) retry: Option<u64>,
+    error: Option<String>,
+}
