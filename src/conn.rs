@@ -382,8 +382,14 @@ impl Conn {
             }
             // At least 5 ms: while the clock is paused (the host is being asked) the remaining
             // time stands still, and a tiny one would spin.
-            let left = (limits.idle - idle).min(limits.total - total);
-            std::thread::park_timeout(left.max(Duration::from_millis(5)));
+            let left = (limits.idle - idle)
+                .min(limits.total - total)
+                .max(Duration::from_millis(5));
+            // The HTTP direct path reads the reply here, on the caller's thread (issue 18).
+            if self.transport.get().is_some_and(|t| t.drive(id, left)) {
+                continue;
+            }
+            std::thread::park_timeout(left);
         }
     }
 
@@ -406,17 +412,28 @@ impl Conn {
 
     /// Fails every pending call and every later one with `why` (first failure wins).
     pub(crate) fn fail(&self, why: RequestError) {
-        let waiters: Vec<Arc<Waiter>> = {
+        let waiters: Vec<(u64, Arc<Waiter>)> = {
             let mut p = lock(&self.pending);
             if p.dead.is_none() {
                 p.dead = Some(why);
             }
             self.dead_flag.store(true, Ordering::Release);
-            p.waiters.drain().map(|(_, w)| w).collect()
+            p.waiters.drain().collect()
         };
         let why = self.death().unwrap_or(RequestError::Closed);
-        for w in waiters {
-            w.complete(Err(why.clone()));
+        for (id, w) in waiters {
+            self.finish(id, &w, Err(why.clone()));
+        }
+    }
+
+    /// Completes request `id`'s waiter; from another thread than its caller's, the transport
+    /// also stops that caller reading the request's reply (the HTTP direct path).
+    fn finish(&self, id: u64, w: &Waiter, r: Reply) {
+        w.complete(r);
+        if w.thread.id() != std::thread::current().id() {
+            if let Some(t) = self.transport.get() {
+                t.interrupt(id);
+            }
         }
     }
 
@@ -424,7 +441,7 @@ impl Conn {
     pub(crate) fn fail_request(&self, id: u64, why: RequestError) {
         let waiter = lock(&self.pending).waiters.remove(&id);
         if let Some(w) = waiter {
-            w.complete(Err(why));
+            self.finish(id, &w, Err(why));
         }
     }
 
@@ -461,7 +478,7 @@ impl Conn {
         let waiter = lock(&self.pending).waiters.remove(&id);
         match waiter {
             Some(w) => {
-                w.complete(Err(RequestError::Cancelled));
+                self.finish(id, &w, Err(RequestError::Cancelled));
                 true
             }
             None => false,
@@ -518,7 +535,7 @@ impl Conn {
                 };
                 let waiter = lock(&self.pending).waiters.remove(&id);
                 if let Some(w) = waiter {
-                    w.complete(Ok(text.to_string()));
+                    self.finish(id, &w, Ok(text.to_string()));
                 }
             }
             LineKind::Message => match serde_json::from_slice::<Value>(line) {

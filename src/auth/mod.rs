@@ -197,25 +197,28 @@ impl Auth {
         Ok(())
     }
 
+    /// Whether the next request first needs [`Auth::before_send`]: the store is not read yet,
+    /// or a refresh is due (§8).
+    pub(crate) fn flow_due(&self) -> bool {
+        if !self.enabled {
+            return false;
+        }
+        let st = lock(&self.state);
+        (!st.store_loaded && self.store.is_some())
+            || st
+                .tokens
+                .as_ref()
+                .is_some_and(|t| t.refresh_due() && t.refresh_token.is_some())
+    }
+
     /// Before a request: the stored token on first use, and a refresh when one is due (§8).
     pub(crate) async fn before_send(&self) -> Result<(), String> {
-        if !self.enabled {
+        if !self.flow_due() {
             return Ok(());
         }
-        let (load, due) = {
-            let st = lock(&self.state);
-            (
-                !st.store_loaded && self.store.is_some(),
-                st.tokens
-                    .as_ref()
-                    .is_some_and(|t| t.refresh_due() && t.refresh_token.is_some()),
-            )
-        };
-        if !load && !due {
-            return Ok(());
-        }
+        let load = !lock(&self.state).store_loaded && self.store.is_some();
         let _one = self.flow.lock().await;
-        if load {
+        if load && !lock(&self.state).store_loaded {
             self.load_store()?;
         }
         let due = lock(&self.state)

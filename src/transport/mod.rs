@@ -62,6 +62,15 @@ pub(crate) trait Transport: Send + Sync {
     /// The request `id` got no answer in time and was given up; a transport that holds work
     /// for it (an HTTP stream) drops that work.
     fn abandon(&self, _id: u64) {}
+    /// Reads on request `id`'s reply on this (its caller's) thread for at most `left` (the
+    /// HTTP direct path); false when the transport does not read it here, and the caller
+    /// simply waits to be woken.
+    fn drive(&self, _id: u64, _left: Duration) -> bool {
+        false
+    }
+    /// Request `id` ended on another thread (answered elsewhere, cancelled, failed): a caller
+    /// reading its reply stops.
+    fn interrupt(&self, _id: u64) {}
     /// Ends the connection, bounded (§3): for stdio close stdin, wait up to `grace` for the
     /// child to exit, then SIGTERM, SIGKILL the process group, reap; for HTTP end the session.
     fn shutdown(&self, grace: Duration);

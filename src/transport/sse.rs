@@ -118,9 +118,135 @@ fn readable(text: &str) -> bool {
     crate::jsonrpc::line_kind(text.as_bytes()) != crate::jsonrpc::LineKind::Invalid
 }
 
+/// One server-sent event as the direct path reads it (§5).
+#[derive(Debug, Default, PartialEq)]
+pub struct Event {
+    pub data: Option<String>,
+    pub id: Option<String>,
+    pub retry: Option<u64>,
+}
+
+/// The SSE grammar over bytes as they arrive, for the direct path (the async paths use
+/// `sse-stream`): CR, LF or CRLF end a line, a blank line ends an event, `:` starts a comment,
+/// and one event is capped at `max` bytes.
+pub struct EventParser {
+    line: Vec<u8>,
+    event: Event,
+    seen: bool,
+    last_cr: bool,
+    cap: EventCap,
+    max: usize,
+}
+
+impl EventParser {
+    pub fn new(max: usize) -> EventParser {
+        EventParser {
+            line: Vec::new(),
+            event: Event::default(),
+            seen: false,
+            last_cr: false,
+            cap: EventCap::default(),
+            max,
+        }
+    }
+
+    /// Feeds bytes; each completed event is pushed to `out`. A line that is not UTF-8 is an
+    /// error (the stream is not SSE).
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<Event>) -> Result<(), String> {
+        self.cap.feed(bytes, self.max)?;
+        for &b in bytes {
+            let after_cr = std::mem::replace(&mut self.last_cr, b == b'\r');
+            match b {
+                b'\n' if after_cr => {}
+                b'\n' | b'\r' => self.end_line(out)?,
+                _ => self.line.push(b),
+            }
+        }
+        Ok(())
+    }
+
+    fn end_line(&mut self, out: &mut Vec<Event>) -> Result<(), String> {
+        let line = std::mem::take(&mut self.line);
+        if line.is_empty() {
+            if std::mem::take(&mut self.seen) {
+                out.push(std::mem::take(&mut self.event));
+            }
+            return Ok(());
+        }
+        if line[0] == b':' {
+            return Ok(());
+        }
+        let line = String::from_utf8(line).map_err(|_| "an event is not UTF-8 text".to_string())?;
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (&*line, ""),
+        };
+        match field {
+            "data" => {
+                // A second data line is joined with LF.
+                match &mut self.event.data {
+                    Some(d) => {
+                        d.push('\n');
+                        d.push_str(value);
+                    }
+                    None => self.event.data = Some(value.to_string()),
+                }
+                self.seen = true;
+            }
+            "id" if !value.contains('\0') => {
+                self.event.id = Some(value.to_string());
+                self.seen = true;
+            }
+            "retry" => {
+                if let Ok(ms) = value.parse() {
+                    self.event.retry = Some(ms);
+                    self.seen = true;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_parse_in_any_split() {
+        let wire = b": comment\r\nid: 7\r\nretry: 250\r\ndata: {\"a\":\r\ndata:1}\r\n\r\ndata: x\n\nid: 8\rdata\r\r";
+        for split in 0..wire.len() {
+            let mut p = EventParser::new(1 << 20);
+            let mut out = Vec::new();
+            p.feed(&wire[..split], &mut out).unwrap();
+            p.feed(&wire[split..], &mut out).unwrap();
+            assert_eq!(
+                out,
+                vec![
+                    Event {
+                        data: Some("{\"a\":\n1}".into()),
+                        id: Some("7".into()),
+                        retry: Some(250)
+                    },
+                    Event {
+                        data: Some("x".into()),
+                        ..Event::default()
+                    },
+                    Event {
+                        data: Some(String::new()),
+                        id: Some("8".into()),
+                        retry: None
+                    },
+                ],
+                "split {split}"
+            );
+        }
+        let mut p = EventParser::new(8);
+        assert!(p.feed(b"data: 123456789", &mut Vec::new()).is_err());
+        let mut p = EventParser::new(1 << 20);
+        assert!(p.feed(b"data: \xff\xfe\n\n", &mut Vec::new()).is_err());
+    }
 
     #[test]
     fn cap_counts_one_event() {

@@ -30,6 +30,8 @@ Each scenario lives under its own path prefix, http://127.0.0.1:PORT/<scenario>/
   echo401   every POST → 401 whose body echoes the request's headers
   modern400 initialize → 400 with a JSON-RPC -32022 body (a 2026-07-28-only server); GET → 405
   floodask  `elicit` as in sse, but 3000 notifications follow the question before the answer
+  dropidle  like json, but every tools/call reply (Content-Length, no `Connection: close`) is
+            followed by closing the connection: a kept-alive connection the client reuses is dead
 GET /_log returns every request seen (method, path, headers, body) as JSON; POST /_reset clears it.
 """
 import io
@@ -70,7 +72,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def record(self, body):
         with LOG_LOCK:
-            LOG.append({"method": self.command, "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+            LOG.append({"method": self.command, "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body,
+                        "peer": self.client_address[1]})
 
     def send(self, code, body=b"", ctype="application/json", headers=None):
         self.send_response(code)
@@ -255,6 +258,11 @@ class Handler(BaseHTTPRequestHandler):
                 threading.Event().wait(0.3)
                 SESSIONS[sid]["expired"] = True
             return self.send(200, json.dumps(result(rid, text(f"echo: {args.get('text')}"))).encode())
+        if sc == "dropidle":
+            self.send(200, json.dumps(result(rid, text(f"echo: {args.get('text')}"))).encode())
+            self.wfile.flush()
+            self.close_connection = True
+            return
         if sc == "error500":
             return self.send(500, b"boom", ctype="text/plain")
         if sc == "notjson":

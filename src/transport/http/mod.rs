@@ -6,11 +6,14 @@
 //! for redirects; and failures told in words. [`streamable`] is streamable HTTP (with the
 //! standalone stream in [`server_stream`]); [`legacy_sse`] the HTTP+SSE fallback.
 
+mod direct;
 mod legacy_sse;
 mod modern;
+mod pool;
 mod reply;
 mod server_stream;
 mod streamable;
+mod wire;
 
 pub(crate) use modern::MODERN_VERSION;
 pub(crate) use streamable::connect;

@@ -92,7 +92,7 @@ impl HttpTransport {
     }
 }
 
-fn header_value(v: &str) -> Result<HeaderValue, RequestError> {
+pub(super) fn header_value(v: &str) -> Result<HeaderValue, RequestError> {
     HeaderValue::from_str(v)
         .map_err(|_| RequestError::Lost("a routing header value is not header-safe".into()))
 }

@@ -98,40 +98,56 @@ impl HttpTransport {
     /// is resumed with GET + `Last-Event-ID` (the last event id seen on any of its streams)
     /// after exactly the server's `retry:`, again and again while streams end empty, at most
     /// [`MAX_RESUMES`] times in a row; the caller's timeout bounds it all.
-    async fn follow_stream(&self, mut resp: reqwest::Response, id: u64) -> Result<(), String> {
-        let mut last_id: Option<String> = None;
-        let mut retry = DEFAULT_RETRY;
+    async fn follow_stream(&self, resp: reqwest::Response, id: u64) -> Result<(), String> {
+        self.follow(Some(resp), id, None, None).await
+    }
+
+    /// [`HttpTransport::follow_stream`] from `first`, or, without it, from a resume after
+    /// `last_id` (a stream the direct path read until it ended, with the `retry:` it saw).
+    pub(super) async fn follow(
+        &self,
+        mut first: Option<reqwest::Response>,
+        id: u64,
+        mut last_id: Option<String>,
+        retry: Option<u64>,
+    ) -> Result<(), String> {
+        let mut retry = retry.map_or(DEFAULT_RETRY, Duration::from_millis);
         let mut empty_resumes = 0;
         loop {
-            let end = self.consume_sse(resp, Some(id)).await;
-            if end.answered {
-                return Ok(());
-            }
-            if self.closed.load(Ordering::Acquire) {
-                return Err("the connection is closed".into());
-            }
-            if let Some(r) = end.retry {
-                retry = Duration::from_millis(r);
-            }
-            if end.last_id.is_some() {
-                last_id = end.last_id;
-                empty_resumes = 0;
-            } else if last_id.is_some() {
-                empty_resumes += 1;
+            if let Some(resp) = first.take() {
+                let end = self.consume_sse(resp, Some(id)).await;
+                if end.answered {
+                    return Ok(());
+                }
+                if self.closed.load(Ordering::Acquire) {
+                    return Err("the connection is closed".into());
+                }
+                if let Some(r) = end.retry {
+                    retry = Duration::from_millis(r);
+                }
+                if end.last_id.is_some() {
+                    last_id = end.last_id;
+                    empty_resumes = 0;
+                } else if last_id.is_some() {
+                    empty_resumes += 1;
+                }
+                if last_id.is_none() {
+                    return Err(match end.error {
+                        Some(e) => format!("the event stream failed before the response: {e}"),
+                        None => "the server closed the event stream before the response".into(),
+                    });
+                }
+                if empty_resumes >= MAX_RESUMES {
+                    return Err(format!(
+                        "the event stream was resumed {MAX_RESUMES} times in a row without receiving anything"
+                    ));
+                }
             }
             let Some(last) = last_id.as_deref() else {
-                return Err(match end.error {
-                    Some(e) => format!("the event stream failed before the response: {e}"),
-                    None => "the server closed the event stream before the response".into(),
-                });
+                return Err("the server closed the event stream before the response".into());
             };
-            if empty_resumes >= MAX_RESUMES {
-                return Err(format!(
-                    "the event stream was resumed {MAX_RESUMES} times in a row without receiving anything"
-                ));
-            }
             tokio::time::sleep(retry).await;
-            resp = self.send_bounded(self.get_events(Some(last))).await?;
+            let resp = self.send_bounded(self.get_events(Some(last))).await?;
             if !resp.status().is_success() || !is_sse(&resp) {
                 return Err(format!(
                     "resuming the event stream failed: HTTP {}{}",
@@ -139,6 +155,7 @@ impl HttpTransport {
                     self.snippet(resp).await
                 ));
             }
+            first = Some(resp);
         }
     }
 

@@ -55,12 +55,12 @@ pub(super) enum Mode {
 }
 
 pub(super) struct State {
-    session: Option<String>,
-    version: Option<String>,
+    pub(super) session: Option<String>,
+    pub(super) version: Option<String>,
     pub(super) mode: Mode,
     /// How many sessions the server has given us; a request remembers the one it was sent on
     /// (so concurrent 404s renew it once).
-    generation: u64,
+    pub(super) generation: u64,
 }
 
 /// A streamable-HTTP (or legacy SSE) server connection.
@@ -84,6 +84,8 @@ pub(crate) struct HttpTransport {
     pub(super) get_stream: Mutex<Option<AbortHandle>>,
     pub(super) closed: AtomicBool,
     reader: Mutex<Option<JoinHandle<()>>>,
+    /// The direct path, for plain HTTP without a proxy (issue 18).
+    pub(super) direct: Option<super::pool::Direct>,
 }
 
 /// Starts a connection to `url`; messages flow once the session sends `initialize`.
@@ -124,6 +126,7 @@ pub(crate) fn connect(
         headers,
     );
     let (tx, mut rx) = mpsc::channel::<Inbox>(INBOX_CAPACITY);
+    let direct = super::pool::Direct::for_url(&url, net);
     let t = Arc::new_cyclic(|me| HttpTransport {
         me: me.clone(),
         conn: Arc::downgrade(conn),
@@ -146,6 +149,7 @@ pub(crate) fn connect(
         get_stream: Mutex::new(None),
         closed: AtomicBool::new(false),
         reader: Mutex::new(None),
+        direct,
     });
     conn.set_per_call_clock(true);
     conn.attach(t.clone());
@@ -184,13 +188,13 @@ fn is_notification(text: &str) -> bool {
 }
 
 impl HttpTransport {
-    /// Sends one message: requests and background notifications on a task of their own, an
-    /// ordered notification before returning.
+    /// Sends one message: on the direct path when it applies (requests; answers given while
+    /// reading a reply there; ordered messages), else requests and background messages on a
+    /// task of their own, an ordered message before returning.
     fn dispatch(&self, msg: &Outgoing<'_>) -> Result<(), String> {
         if self.closed.load(Ordering::Acquire) {
             return Err("the connection is closed".into());
         }
-        let me = self.me.upgrade().ok_or("the connection is closed")?;
         let mut out = Post {
             body: msg.text.to_string(),
             id: None,
@@ -198,28 +202,40 @@ impl HttpTransport {
             method: None,
             routing: msg.routing.cloned(),
         };
-        match msg.kind {
+        let ordered = match msg.kind {
             OutKind::Request { id, method } => {
                 out.id = Some(id);
                 out.opens_session = method == "initialize";
                 out.method = Some(method.to_string());
+                false
             }
             OutKind::Notification { method, ordered } => {
                 out.method = Some(method.to_string());
-                if ordered && tokio::runtime::Handle::try_current().is_err() {
-                    runtime().block_on(me.deliver(out));
-                    return Ok(());
-                }
-                // Other notifications (a cancellation after a timeout) go out in the
-                // background: the caller has waited long enough.
+                ordered
             }
-            OutKind::Response { ordered } => {
-                if ordered && tokio::runtime::Handle::try_current().is_err() {
-                    runtime().block_on(me.deliver(out));
-                    return Ok(());
-                }
-            }
+            OutKind::Response { ordered } => ordered,
+        };
+        let direct = out.id.is_some() || ordered || super::direct::reading();
+        if direct {
+            out = match self.send_direct(out) {
+                Ok(()) => return Ok(()),
+                Err(out) => out,
+            };
         }
+        if ordered && tokio::runtime::Handle::try_current().is_err() {
+            let me = self.me.upgrade().ok_or("the connection is closed")?;
+            runtime().block_on(me.deliver(out));
+            return Ok(());
+        }
+        // Other notifications (a cancellation after a timeout) go out in the background: the
+        // caller has waited long enough.
+        self.spawn_deliver(out);
+        Ok(())
+    }
+
+    /// Sends `out` on a task of its own (a request's is aborted when the request is given up).
+    pub(super) fn spawn_deliver(&self, out: Post) {
+        let Some(me) = self.me.upgrade() else { return };
         let id = out.id;
         let task = runtime().spawn(async move { me.deliver(out).await });
         if let Some(id) = id {
@@ -228,7 +244,22 @@ impl HttpTransport {
                 lock(&self.tasks).remove(&id);
             }
         }
-        Ok(())
+    }
+
+    /// Resumes request `id`'s event stream after `last_id` on a task of its own (§5).
+    pub(super) fn spawn_resume(&self, id: u64, last_id: Option<String>, retry: Option<u64>) {
+        let Some(me) = self.me.upgrade() else { return };
+        let task = runtime().spawn(async move {
+            let r = me.follow(None, id, last_id, retry).await;
+            lock(&me.tasks).remove(&id);
+            if let Err(e) = r {
+                me.file(Inbox::FailOne(id, RequestError::Lost(e))).await;
+            }
+        });
+        lock(&self.tasks).insert(id, task.abort_handle());
+        if task.is_finished() {
+            lock(&self.tasks).remove(&id);
+        }
     }
 
     /// Hands a message to the reader thread. When it is behind by [`INBOX_CAPACITY`] messages,
@@ -459,6 +490,19 @@ impl Transport for HttpTransport {
         if let Some(t) = lock(&self.tasks).remove(&id) {
             t.abort();
         }
+        if let Some(d) = &self.direct {
+            d.end(id);
+        }
+    }
+
+    fn drive(&self, id: u64, left: Duration) -> bool {
+        self.drive_direct(id, left)
+    }
+
+    fn interrupt(&self, id: u64) {
+        if let Some(d) = &self.direct {
+            d.end(id);
+        }
     }
 
     fn set_era(&self, era: crate::transport::Era) {
@@ -493,6 +537,9 @@ impl Transport for HttpTransport {
         }
         if let Some(t) = lock(&self.get_stream).take() {
             t.abort();
+        }
+        if let Some(d) = &self.direct {
+            d.close();
         }
         let session = {
             let st = lock(&self.state);
