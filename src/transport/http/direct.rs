@@ -7,16 +7,14 @@
 //! handle goes to the async path: a redirect or a 401/403 (the request is sent again there,
 //! with authorization, §8), and a stream that ends before its response (resumed there, §5).
 
-use super::pool::Direct;
+use super::pool::{Direct, Sock};
 use super::reply::answers;
 use super::streamable::{HttpTransport, Mode, Post};
 use super::wire::{parse_head, Body, Head};
 use super::{redact, MODERN_VERSION};
 use crate::conn::{lock, RequestError};
 use crate::transport::sse::{self, EventParser};
-use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
-use std::sync::Arc;
+use std::io::{ErrorKind, Write};
 use std::time::{Duration, Instant};
 
 /// How long the rest of a stream is awaited once its response arrived (servers end the stream
@@ -25,7 +23,7 @@ const TAIL: Duration = Duration::from_millis(5);
 
 /// One request on the direct path, from its write to the end of its reply.
 pub(super) struct Exchange {
-    sock: Arc<TcpStream>,
+    sock: Sock,
     /// The request's bytes while nothing has come back on a kept-alive connection (one the
     /// server closed meanwhile gets the request again on a fresh connection).
     resend: Option<Vec<u8>>,
@@ -44,6 +42,8 @@ pub(super) struct Exchange {
     /// session expired, §5).
     generation: u64,
     had_session: bool,
+    /// The token generation the request carried (§8).
+    sent_with: u64,
 }
 
 thread_local! {
@@ -67,6 +67,9 @@ enum Step {
     },
     /// Not for this path: the async path sends the request again.
     Handoff,
+    /// A 401/403 (§8): the async path runs authorization with the challenge, then sends the
+    /// request again.
+    Denied(u16, Option<String>),
     /// The stream ended before the response: the async path resumes it.
     Resume,
     Fail(RequestError),
@@ -151,6 +154,7 @@ impl HttpTransport {
         };
         let conn = self.conn.upgrade();
         let id = out.id;
+        let sent_with = self.auth.bearer().0;
         let bytes = match self.request_bytes(&out, modern, d) {
             Ok(b) => b,
             Err(e) => {
@@ -185,6 +189,7 @@ impl HttpTransport {
             modern,
             generation,
             had_session,
+            sent_with,
         };
         match id {
             Some(id) => d.release(id, ex),
@@ -197,6 +202,9 @@ impl HttpTransport {
                         Step::Filed | Step::More if !left.is_zero() => continue,
                         Step::Done { reuse: true } => d.put_idle(ex.sock),
                         Step::Handoff => self.spawn_deliver(ex.post),
+                        Step::Denied(status, challenge) => {
+                            self.spawn_after_denial(ex.post, status, challenge, ex.sent_with)
+                        }
                         _ => {}
                     }
                     break;
@@ -214,25 +222,26 @@ impl HttpTransport {
         d: &Direct,
         bytes: &[u8],
         id: Option<u64>,
-    ) -> Result<(Arc<TcpStream>, bool), String> {
-        if let Some(s) = d.take_idle() {
+    ) -> Result<(Sock, bool), String> {
+        if let Some(mut s) = d.take_idle() {
             if let Some(id) = id {
-                d.hold(id, &s);
+                d.hold(id, &s.tcp);
             }
-            if (&*s).write_all(bytes).is_ok() {
+            if s.write_all(bytes).is_ok() {
                 return Ok((s, true));
             }
         }
-        let s = Arc::new(
-            d.open(self.timeout)
-                .map_err(|e| format!("cannot connect: {e} ({})", redact(&self.url)))?,
-        );
+        let mut s = d
+            .open(self.timeout)
+            .map_err(|e| format!("cannot connect: {e} ({})", redact(&self.url)))?;
         if let Some(id) = id {
-            d.hold(id, &s);
+            d.hold(id, &s.tcp);
         }
-        (&*s)
-            .write_all(bytes)
-            .map_err(|e| format!("request failed: {e} ({})", redact(&self.url)))?;
+        s.write_all(bytes).map_err(|e| {
+            // The TLS handshake happens on the first write: its failure in words (§5).
+            let why = super::tls_failure(&e).unwrap_or_else(|| format!("request failed: {e}"));
+            format!("{why} ({})", redact(&self.url))
+        })?;
         Ok((s, false))
     }
 
@@ -247,7 +256,7 @@ impl HttpTransport {
             let Some(ex) = t.parked.remove(&id) else {
                 return false;
             };
-            t.busy.insert(id, ex.sock.clone());
+            t.busy.insert(id, ex.sock.tcp.clone());
             ex
         };
         READING.with(|r| r.set(true));
@@ -263,6 +272,10 @@ impl HttpTransport {
             Step::Handoff => {
                 d.forget(id);
                 self.spawn_deliver(ex.post);
+            }
+            Step::Denied(status, challenge) => {
+                d.forget(id);
+                self.spawn_after_denial(ex.post, status, challenge, ex.sent_with);
             }
             Step::Resume => {
                 d.forget(id);
@@ -313,9 +326,9 @@ impl HttpTransport {
         if left.is_zero() {
             return Step::More;
         }
-        let _ = ex.sock.set_read_timeout(Some(left));
+        let _ = ex.sock.tcp.set_read_timeout(Some(left));
         let mut chunk = [0u8; 16 * 1024];
-        match (&*ex.sock).read(&mut chunk) {
+        match ex.sock.read(&mut chunk) {
             Ok(0) => self.at_eof(d, ex, id),
             Ok(n) => {
                 ex.resend = None;
@@ -456,8 +469,11 @@ impl HttpTransport {
     /// A head that decides the exchange by itself (None: read the body).
     fn on_head(&self, ex: &Exchange, head: &Head, id: Option<u64>) -> Option<Step> {
         let s = head.status;
-        if matches!(s, 401 | 403 | 301 | 302 | 303 | 307 | 308) {
-            // Authorization (§8) and redirects (same origin only, §9) are the async path's.
+        if matches!(s, 401 | 403) {
+            return Some(Step::Denied(s, head.challenge.clone()));
+        }
+        if matches!(s, 301 | 302 | 303 | 307 | 308) {
+            // Redirects (same origin only, §9) are the async path's.
             return Some(Step::Handoff);
         }
         if id.is_none() && head.sse {

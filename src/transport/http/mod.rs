@@ -13,6 +13,7 @@ mod pool;
 mod reply;
 mod server_stream;
 mod streamable;
+mod tls;
 mod wire;
 
 pub(crate) use modern::MODERN_VERSION;
@@ -58,9 +59,9 @@ const ENV_KEYS: [&str; 10] = [
 /// What makes two clients interchangeable: the files' contents (not their names: a rewritten
 /// CA file takes effect), the proxy choice, and the environment they were read under.
 #[derive(PartialEq, Eq, Hash, Clone)]
-struct Key {
-    ca: Option<Vec<u8>>,
-    identity: Option<Vec<u8>>,
+pub(super) struct Key {
+    pub(super) ca: Option<Vec<u8>>,
+    pub(super) identity: Option<Vec<u8>>,
     proxy: Option<String>,
     env: Vec<Option<String>>,
 }
@@ -71,8 +72,8 @@ fn read(key: &str, path: &str) -> Result<Vec<u8>, String> {
 
 static CLIENTS: OnceLock<Mutex<HashMap<Key, reqwest::Client>>> = OnceLock::new();
 
-/// The client for `net`, built once per distinct settings and shared (§5).
-pub(crate) fn shared(net: &NetSpec) -> Result<reqwest::Client, String> {
+/// The settings of `net` as a cache key (the files read now).
+pub(super) fn key_of(net: &NetSpec) -> Result<Key, String> {
     let ca = match &net.ca_file {
         Some(p) => Some(read("tls.caFile", p)?),
         None => None,
@@ -86,12 +87,17 @@ pub(crate) fn shared(net: &NetSpec) -> Result<reqwest::Client, String> {
         }
         _ => None,
     };
-    let key = Key {
+    Ok(Key {
         ca,
         identity,
         proxy: net.proxy.clone(),
         env: ENV_KEYS.iter().map(|k| std::env::var(k).ok()).collect(),
-    };
+    })
+}
+
+/// The client for `net`, built once per distinct settings and shared (§5).
+pub(crate) fn shared(net: &NetSpec) -> Result<reqwest::Client, String> {
+    let key = key_of(net)?;
     let clients = CLIENTS.get_or_init(Default::default);
     if let Some(c) = lock(clients).get(&key) {
         return Ok(c.clone());
@@ -180,7 +186,7 @@ pub(crate) fn explain_reqwest(e: reqwest::Error) -> String {
 
 /// The rustls error somewhere in `e`'s chain (io::Errors nest it, and their `source` skips
 /// it), told in words.
-fn tls_failure(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+pub(super) fn tls_failure(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
         let mut inner: Option<&(dyn std::error::Error + 'static)> = Some(err);

@@ -1,14 +1,50 @@
 //! The direct path's connections (contract §5, issue 18): where the server is, a pool of
-//! kept-alive sockets, and which requests' replies are being read by which thread, so that a
-//! request ended elsewhere (cancelled, failed, answered on another stream) stops its reader.
+//! kept-alive connections (TCP, or TLS on rustls with the same trust as the async path's
+//! client), and which requests' replies are being read by which thread, so that a request
+//! ended elsewhere (cancelled, failed, answered on another stream) stops its reader.
 
 use super::direct::Exchange;
 use crate::conn::lock;
+use rustls::pki_types::ServerName;
 use std::collections::{HashMap, HashSet};
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+type TlsStream = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
+
+/// One connection to the server.
+pub(super) struct Sock {
+    /// The TCP socket (for TLS a second handle on it): timeouts are set and shutdowns done
+    /// through it, from any thread.
+    pub(super) tcp: Arc<TcpStream>,
+    tls: Option<Box<TlsStream>>,
+}
+
+impl Sock {
+    pub(super) fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match &mut self.tls {
+            None => (&*self.tcp).read(buf),
+            // A peer that closes without close_notify ends the stream all the same (a
+            // close-delimited body is judged by what arrived).
+            Some(t) => match t.read(buf) {
+                Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(0),
+                r => r,
+            },
+        }
+    }
+
+    pub(super) fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match &mut self.tls {
+            None => (&*self.tcp).write_all(bytes),
+            Some(t) => {
+                t.write_all(bytes)?;
+                t.flush()
+            }
+        }
+    }
+}
 
 /// Idle connections kept per server at most.
 const MAX_IDLE: usize = 32;
@@ -21,7 +57,9 @@ pub(super) struct Direct {
     port: u16,
     /// Path and query: the request target.
     pub(super) target: String,
-    idle: Mutex<Vec<Arc<TcpStream>>>,
+    /// For `https`: the TLS settings and the name the certificate must carry.
+    tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
+    idle: Mutex<Vec<Sock>>,
     pub(super) table: Mutex<Table>,
 }
 
@@ -38,22 +76,38 @@ pub(super) struct Table {
 }
 
 impl Direct {
-    /// The direct path for `url` when it applies: plain `http` without userinfo, and no proxy
-    /// (the config's `"proxy": ""`, or no proxy variable set).
+    /// The direct path for `url` when it applies: `http` or `https` without userinfo, and no
+    /// proxy (the config's `"proxy": ""`, or no proxy variable for the scheme set).
     pub(super) fn for_url(url: &url::Url, net: &crate::config::NetSpec) -> Option<Direct> {
-        if url.scheme() != "http" || !url.username().is_empty() || url.password().is_some() {
+        if !url.username().is_empty() || url.password().is_some() {
             return None;
         }
+        let vars = match url.scheme() {
+            "http" => ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"],
+            "https" => ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"],
+            _ => return None,
+        };
         let proxied = match net.proxy.as_deref() {
             Some("") => false,
             Some(_) => true,
-            None => ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
+            None => vars
                 .iter()
                 .any(|k| std::env::var_os(k).is_some_and(|v| !v.is_empty())),
         };
         if proxied {
             return None;
         }
+        let tls = match url.scheme() {
+            "https" => {
+                let name = match url.host()? {
+                    url::Host::Domain(d) => ServerName::try_from(d.to_string()).ok()?,
+                    url::Host::Ipv4(a) => ServerName::IpAddress(std::net::IpAddr::V4(a).into()),
+                    url::Host::Ipv6(a) => ServerName::IpAddress(std::net::IpAddr::V6(a).into()),
+                };
+                Some((super::tls::config(net).ok()?, name))
+            }
+            _ => None,
+        };
         let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
         let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
         Some(Direct {
@@ -61,12 +115,32 @@ impl Direct {
             host: url.host()?.to_owned(),
             port: url.port_or_known_default()?,
             target: if target.is_empty() { "/" } else { target }.to_string(),
+            tls,
             idle: Mutex::new(Vec::new()),
             table: Mutex::new(Table::default()),
         })
     }
 
-    pub(super) fn open(&self, timeout: Duration) -> std::io::Result<TcpStream> {
+    /// A new connection (TLS set up on its first write).
+    pub(super) fn open(&self, timeout: Duration) -> std::io::Result<Sock> {
+        let tcp = self.connect(timeout)?;
+        let Some((config, name)) = &self.tls else {
+            return Ok(Sock {
+                tcp: Arc::new(tcp),
+                tls: None,
+            });
+        };
+        tcp.set_read_timeout(Some(timeout))?;
+        let handle = Arc::new(tcp.try_clone()?);
+        let conn = rustls::ClientConnection::new(config.clone(), name.clone())
+            .map_err(std::io::Error::other)?;
+        Ok(Sock {
+            tcp: handle,
+            tls: Some(Box::new(rustls::StreamOwned::new(conn, tcp))),
+        })
+    }
+
+    fn connect(&self, timeout: Duration) -> std::io::Result<TcpStream> {
         let addrs: Vec<SocketAddr> = match &self.host {
             url::Host::Ipv4(a) => vec![SocketAddr::from((*a, self.port))],
             url::Host::Ipv6(a) => vec![SocketAddr::from((*a, self.port))],
@@ -86,11 +160,11 @@ impl Direct {
         Err(last)
     }
 
-    pub(super) fn take_idle(&self) -> Option<Arc<TcpStream>> {
+    pub(super) fn take_idle(&self) -> Option<Sock> {
         lock(&self.idle).pop()
     }
 
-    pub(super) fn put_idle(&self, s: Arc<TcpStream>) {
+    pub(super) fn put_idle(&self, s: Sock) {
         let mut idle = lock(&self.idle);
         if idle.len() < MAX_IDLE {
             idle.push(s);

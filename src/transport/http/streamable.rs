@@ -246,6 +246,43 @@ impl HttpTransport {
         }
     }
 
+    /// After a 401/403 on the direct path (§8): authorization runs with the server's challenge
+    /// on a task, then the request is sent again there (a refresh or login failure fails it).
+    pub(super) fn spawn_after_denial(
+        &self,
+        out: Post,
+        status: u16,
+        challenge: Option<String>,
+        sent_with: u64,
+    ) {
+        let Some(me) = self.me.upgrade() else { return };
+        let id = out.id;
+        let task = runtime().spawn(async move {
+            let mut rounds = crate::auth::Rounds::default();
+            match me
+                .auth
+                .on_denied(status, challenge, sent_with, &mut rounds, id)
+                .await
+            {
+                crate::auth::Denied::Fail(why) => {
+                    if let Some(id) = id {
+                        lock(&me.tasks).remove(&id);
+                        me.file(Inbox::FailOne(id, RequestError::Auth(why))).await;
+                    }
+                }
+                // A new token, or not an authorization matter: sent again, answered as the
+                // async path answers it.
+                crate::auth::Denied::Retry | crate::auth::Denied::Pass => me.deliver(out).await,
+            }
+        });
+        if let Some(id) = id {
+            lock(&self.tasks).insert(id, task.abort_handle());
+            if task.is_finished() {
+                lock(&self.tasks).remove(&id);
+            }
+        }
+    }
+
     /// Resumes request `id`'s event stream after `last_id` on a task of its own (§5).
     pub(super) fn spawn_resume(&self, id: u64, last_id: Option<String>, retry: Option<u64>) {
         let Some(me) = self.me.upgrade() else { return };

@@ -14,6 +14,8 @@ pub(super) struct Head {
     pub(super) framing: Framing,
     /// The connection may carry another request after this response.
     pub(super) keep_alive: bool,
+    /// `WWW-Authenticate` (a 401/403 starts authorization with it, §8).
+    pub(super) challenge: Option<String>,
 }
 
 /// How the body's end is found.
@@ -61,6 +63,7 @@ pub(super) fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, String> {
             sse: false,
             framing: Framing::Close,
             keep_alive: version == "HTTP/1.1",
+            challenge: None,
         };
         let mut length = None;
         let mut chunked = false;
@@ -84,6 +87,8 @@ pub(super) fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, String> {
                     .rsplit(',')
                     .next()
                     .is_some_and(|v| v.trim().eq_ignore_ascii_case("chunked"));
+            } else if name.eq_ignore_ascii_case("www-authenticate") {
+                head.challenge = Some(value.to_string());
             } else if name.eq_ignore_ascii_case("connection") {
                 for token in value.split(',') {
                     let token = token.trim();
@@ -260,7 +265,8 @@ mod tests {
                 status: 200,
                 sse: false,
                 framing: Framing::Length(12),
-                keep_alive: true
+                keep_alive: true,
+                challenge: None
             }
         );
         assert_eq!(n, 71);
