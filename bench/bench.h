@@ -32,8 +32,12 @@ typedef struct {
 
 extern const client_ops floor_ops;
 extern const client_ops ours_ops;
-/* the HTTP leg's floor (bench/floor_http.c): `fixture` is the server's URL */
+/* the HTTP leg's floor (bench/floor_http.c): `fixture` is the server's URL (http://, or
+ * https:// when built with -DBENCH_TLS) */
 extern const client_ops floor_http_ops;
+/* the HTTPS leg: the PEM CA file both contenders trust for an https:// URL (host.c sets it
+ * from --https-ca; ours.c puts it in the server's "tls":{"caFile":…}) */
+extern const char *https_ca_file;
 /* ours.c: "protocol" for every server of the next connects (NULL: the default, auto) */
 extern const char *ours_protocol;
 /* one MRTR elicitation round trip against the fixture's --modern mode (ours only) */

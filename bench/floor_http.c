@@ -10,6 +10,11 @@
  * No threads of its own, no JSON library (the top-level `id`/`method` scan of floor.c).
  * connect = initialize (its Mcp-Session-Id kept, the protocol version checked),
  * notifications/initialized (202), tools/list (checked); disconnect = DELETE, close the pool.
+ *
+ * HTTPS (an https:// URL; compiled in with -DBENCH_TLS, OpenSSL's libssl): the same, each
+ * pooled connection with its own TLS session, verified against https_ca_file (bench.h) and the
+ * URL's IP address; one SSL_CTX (the CA file read once) for the process, and a new connection
+ * offers the last session ticket the server sent (resumption), as the library's rustls does.
  */
 #include "bench.h"
 #include <arpa/inet.h>
@@ -19,9 +24,17 @@
 #include <stdatomic.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#ifdef BENCH_TLS
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#endif
 
 typedef struct hconn {
   int fd;
+#ifdef BENCH_TLS
+  SSL *ssl; /* NULL: plain HTTP */
+#endif
   size_t off, len;
   struct hconn *next;
   char buf[65536];
@@ -29,13 +42,57 @@ typedef struct hconn {
 
 typedef struct {
   struct sockaddr_in addr;
-  char hostport[96], path[128], sid[160];
+#ifdef BENCH_TLS
+  SSL_CTX *ctx; /* NULL: plain HTTP */
+#endif
+  char host[64], hostport[96], path[128], sid[160];
   pthread_mutex_t mu;
   hconn *idle;
   atomic_ulong next_id;
 } fh;
 
 /* ------------------------------------------------------------------ connections */
+
+#ifdef BENCH_TLS
+static void die_tls(const char *what) {
+  char e[256];
+  ERR_error_string_n(ERR_get_error(), e, sizeof e);
+  die("floor-http: %s: %s", what, e);
+}
+
+/* The TLS settings, made once (SSL_CTX_new and reading the CA file are not free) and kept for
+ * the process, as the library keeps one HTTP client per distinct settings; with it the last
+ * session the server gave us (a TLS 1.3 ticket), offered by the next connection opened, so it
+ * can resume instead of doing a full handshake, as rustls' client (the library's) does. */
+static pthread_mutex_t tls_mu = PTHREAD_MUTEX_INITIALIZER;
+static SSL_SESSION *tls_last;
+
+static int tls_new_session(SSL *ssl, SSL_SESSION *sess) {
+  (void)ssl;
+  pthread_mutex_lock(&tls_mu);
+  if (tls_last) SSL_SESSION_free(tls_last);
+  tls_last = sess;
+  pthread_mutex_unlock(&tls_mu);
+  return 1; /* the reference is ours */
+}
+
+static SSL_CTX *tls_ctx(void) {
+  static SSL_CTX *ctx;
+  pthread_mutex_lock(&tls_mu);
+  if (!ctx) {
+    if (!https_ca_file) die("floor-http: an https:// URL needs a CA file (--https-ca)");
+    ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx) die_tls("SSL_CTX_new");
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    if (SSL_CTX_load_verify_locations(ctx, https_ca_file, NULL) != 1) die_tls(https_ca_file);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_sess_set_new_cb(ctx, tls_new_session);
+  }
+  pthread_mutex_unlock(&tls_mu);
+  return ctx;
+}
+#endif
 
 static hconn *hc_open(fh *h) {
   hconn *c = malloc(sizeof *c);
@@ -45,9 +102,68 @@ static hconn *hc_open(fh *h) {
   setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   if (connect(c->fd, (struct sockaddr *)&h->addr, sizeof h->addr) != 0)
     die("floor-http: connect: %s", strerror(errno));
+#ifdef BENCH_TLS
+  c->ssl = NULL;
+  if (h->ctx) {
+    c->ssl = SSL_new(h->ctx);
+    if (!c->ssl || !SSL_set_fd(c->ssl, c->fd)) die_tls("SSL_new");
+    /* the URL's host is an IP address: check it against the certificate's IP SANs */
+    if (!X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), h->host)) die_tls("set1_ip_asc");
+    pthread_mutex_lock(&tls_mu);
+    if (tls_last) SSL_set_session(c->ssl, tls_last);
+    pthread_mutex_unlock(&tls_mu);
+    if (SSL_connect(c->ssl) != 1) {
+      long v = SSL_get_verify_result(c->ssl);
+      if (v != X509_V_OK) die("floor-http: TLS: %s", X509_verify_cert_error_string(v));
+      die_tls("SSL_connect");
+    }
+  }
+#endif
   c->off = c->len = 0;
   c->next = NULL;
   return c;
+}
+
+static void hc_close(hconn *c) {
+#ifdef BENCH_TLS
+  if (c->ssl) {
+    SSL_shutdown(c->ssl); /* sends close_notify; does not wait for the server's */
+    SSL_free(c->ssl);
+  }
+#endif
+  close(c->fd);
+  free(c);
+}
+
+/* read / write on one connection, through TLS when it has it; read: 0 at EOF, < 0 on error */
+static ssize_t hc_read(hconn *c, void *buf, size_t n) {
+#ifdef BENCH_TLS
+  if (c->ssl) {
+    int k = SSL_read(c->ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
+    if (k > 0) return k;
+    return SSL_get_error(c->ssl, k) == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+  }
+#endif
+  ssize_t k;
+  while ((k = read(c->fd, buf, n)) < 0 && errno == EINTR) {
+  }
+  return k;
+}
+
+static void hc_write(hconn *c, const char *p, size_t left) {
+#ifdef BENCH_TLS
+  if (c->ssl) { /* without SSL_MODE_ENABLE_PARTIAL_WRITE: all of it or an error */
+    if (SSL_write(c->ssl, p, (int)left) != (int)left) die_tls("SSL_write");
+    return;
+  }
+#endif
+  while (left) {
+    ssize_t k = write(c->fd, p, left);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) die("floor-http: write: %s", strerror(errno));
+    p += k;
+    left -= (size_t)k;
+  }
 }
 
 static hconn *hc_get(fh *h) {
@@ -74,8 +190,7 @@ static int need(hconn *c, size_t n) {
     c->off = 0;
   }
   while (c->len - c->off < n) {
-    ssize_t k = read(c->fd, c->buf + c->len, sizeof c->buf - c->len);
-    if (k < 0 && errno == EINTR) continue;
+    ssize_t k = hc_read(c, c->buf + c->len, sizeof c->buf - c->len);
     if (k <= 0) return -1;
     c->len += (size_t)k;
   }
@@ -116,15 +231,7 @@ static void post(fh *h, hconn *c, const char *method, const char *body) {
                    h->sid[0] ? "\r\n" : "", bl);
   if (n < 0 || (size_t)n + bl >= sizeof req) die("floor-http: request too long");
   memcpy(req + n, body ? body : "", bl);
-  size_t left = (size_t)n + bl;
-  const char *p = req;
-  while (left) {
-    ssize_t k = write(c->fd, p, left);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) die("floor-http: write: %s", strerror(errno));
-    p += k;
-    left -= (size_t)k;
-  }
+  hc_write(c, req, (size_t)n + bl);
 }
 
 static int hdr_is(const char *line, size_t n, const char *name, const char **val) {
@@ -259,13 +366,25 @@ static void *fh_connect(const char *url, int n) {
   pthread_mutex_init(&h->mu, NULL);
   atomic_init(&h->next_id, 1);
   int port;
-  char host[64];
-  if (sscanf(url, "http://%63[^:]:%d%127s", host, &port, h->path) != 3)
+  const char *rest = url;
+  if (!strncmp(url, "https://", 8)) {
+#ifdef BENCH_TLS
+    h->ctx = tls_ctx();
+    rest = url + 8;
+#else
+    die("floor-http: %s: built without OpenSSL (no -DBENCH_TLS)", url);
+#endif
+  } else if (!strncmp(url, "http://", 7)) {
+    rest = url + 7;
+  } else {
     die("floor-http: cannot parse %s", url);
-  snprintf(h->hostport, sizeof h->hostport, "%s:%d", host, port);
+  }
+  if (sscanf(rest, "%63[^:]:%d%127s", h->host, &port, h->path) != 3)
+    die("floor-http: cannot parse %s", url);
+  snprintf(h->hostport, sizeof h->hostport, "%s:%d", h->host, port);
   h->addr.sin_family = AF_INET;
   h->addr.sin_port = htons((uint16_t)port);
-  if (inet_pton(AF_INET, host, &h->addr.sin_addr) != 1) die("floor-http: bad host %s", host);
+  if (inet_pton(AF_INET, h->host, &h->addr.sin_addr) != 1) die("floor-http: bad host %s", h->host);
   char *r = call(h, "initialize",
                  "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"elicitation\":{}},"
                  "\"clientInfo\":{\"name\":\"floor\",\"version\":\"0\"}}",
@@ -292,8 +411,7 @@ static void fh_disconnect(void *p) {
   hc_put(h, c);
   while ((c = h->idle)) {
     h->idle = c->next;
-    close(c->fd);
-    free(c);
+    hc_close(c);
   }
   pthread_mutex_destroy(&h->mu);
   free(h);

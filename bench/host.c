@@ -15,7 +15,11 @@
  *       adds, for ours, windows of 16 tn_call_tool_async calls in flight from one thread.
  *       Then (unless --http 0) the HTTP leg: the fixture's HTTP mode, one server per
  *       contender, ours by URL and the hand-written floor_http.c: connect/disconnect,
- *       sequential echo, 16 in flight, elicitation (--http-seq, --http-ask calls).
+ *       sequential echo, 16 in flight, elicitation (--http-seq, --http-ask calls). Then, given
+ *       --https-cert FILE --https-key FILE --https-ca FILE (a server certificate for
+ *       127.0.0.1, its key, the CA that signed it), the same again over HTTPS: the fixture with
+ *       --tls-cert/--tls-key, ours with "tls":{"caFile":…}, floor_http.c on OpenSSL (this
+ *       binary must be built with -DBENCH_TLS).
  *   host cold --who ours|floor --fixture PATH
  *       connect one server, one echo call, disconnect, exit (timed from outside).
  *   host rss --who ours|floor --servers N --fixture PATH [--calls 200] [--asks 5]
@@ -42,6 +46,7 @@ extern char **environ;
 
 const char *const *fixture_args = NULL;
 int fixture_nargs = 0;
+const char *https_ca_file = NULL;
 
 void die(const char *fmt, ...) {
   va_list ap;
@@ -86,6 +91,7 @@ static double pct(uint64_t *v, size_t n, double p) {
 typedef struct {
   const char *fixture, *first, *who, *self, *floor_bin;
   int http;                    /* run the HTTP leg */
+  const char *https_cert, *https_key; /* run the HTTPS leg (with https_ca_file) */
   int cold_reps, probe_reps, async_windows;
   int http_connect_reps, http_seq, http_ask;
   int many;                    /* the "50" */
@@ -114,6 +120,9 @@ static void parse(int argc, char **argv, params *p) {
     else if (!strcmp(a, "--first")) p->first = v;
     else if (!strcmp(a, "--floor-bin")) p->floor_bin = v;
     else if (!strcmp(a, "--http")) p->http = atoi(v);
+    else if (!strcmp(a, "--https-cert")) p->https_cert = v;
+    else if (!strcmp(a, "--https-key")) p->https_key = v;
+    else if (!strcmp(a, "--https-ca")) https_ca_file = v;
     else if (!strcmp(a, "--http-seq")) p->http_seq = atoi(v);
     else if (!strcmp(a, "--http-ask")) p->http_ask = atoi(v);
     else if (!strcmp(a, "--cold-reps")) p->cold_reps = atoi(v);
@@ -136,6 +145,11 @@ static void parse(int argc, char **argv, params *p) {
   if (p->startup_ms < 0 || p->startup1_reps < 1 || p->startupN_reps < 1 || p->connect1_reps < 1 ||
       p->connectN_reps < 1)
     die("--startup-ms must be >= 0 and the connect reps >= 1");
+  if (!p->https_cert != !p->https_key || !p->https_cert != !https_ca_file)
+    die("--https-cert, --https-key and --https-ca go together");
+#ifndef BENCH_TLS
+  if (p->https_cert) die("the HTTPS leg needs this binary built with -DBENCH_TLS (OpenSSL)");
+#endif
   if (p->seq_calls % p->seq_blocks || p->ask_calls % p->ask_blocks || p->http_seq % 10 ||
       p->http_ask % 10)
     die("--seq and --ask must be multiples of 10");
@@ -204,8 +218,10 @@ static uint64_t time_cold(const char *bin, const char *who, const char *fixture)
   return b - a;
 }
 
-/* the fixture in HTTP mode on 127.0.0.1 (port chosen by the kernel); its URL in url */
-static pid_t start_http_fixture(const char *fixture, char *url, size_t cap) {
+/* the fixture in HTTP mode on 127.0.0.1 (port chosen by the kernel), HTTPS with cert and key
+ * (both NULL: plain); its URL in url */
+static pid_t start_http_fixture(const char *fixture, const char *cert, const char *key,
+                                char *url, size_t cap) {
   int fds[2];
   if (pipe(fds) != 0) die("pipe");
   posix_spawn_file_actions_t fa;
@@ -213,7 +229,13 @@ static pid_t start_http_fixture(const char *fixture, char *url, size_t cap) {
   posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
   posix_spawn_file_actions_addclose(&fa, fds[0]);
   posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  char *argv[] = {(char *)fixture, "--http", "127.0.0.1:0", NULL};
+  char *argv[] = {(char *)fixture, "--http", "127.0.0.1:0", NULL, NULL, NULL, NULL, NULL};
+  if (cert) {
+    argv[3] = "--tls-cert";
+    argv[4] = (char *)cert;
+    argv[5] = "--tls-key";
+    argv[6] = (char *)key;
+  }
   pid_t pid;
   if (posix_spawn(&pid, fixture, &fa, NULL, argv, environ) != 0) die("spawn fixture --http");
   posix_spawn_file_actions_destroy(&fa);
@@ -228,7 +250,7 @@ static pid_t start_http_fixture(const char *fixture, char *url, size_t cap) {
   line[n] = 0;
   close(fds[0]);
   if (sscanf(line, "listening on %255s", url) != 1 || strlen(url) >= cap)
-    die("fixture --http said: %s", line);
+    die("fixture --http%s said: %s", cert ? " --tls-cert …" : "", line);
   return pid;
 }
 
@@ -391,15 +413,18 @@ static void call_tests(contender *ord[2], const params *p, int nseq, int nask, i
 }
 
 #ifndef FLOOR_ONLY
-/* The HTTP leg: the fixture in HTTP mode, one server process per contender; ours through a
- * {"url":…} config, the floor through floor_http.c. Connect + disconnect, then the calls. */
-__attribute__((unused)) static void http_leg(const params *p, int first) {
+/* The HTTP leg (key "http"), or with cert and key the HTTPS leg (key "https"): the fixture in
+ * HTTP(S) mode, one server process per contender; ours through a {"url":…} config (HTTPS:
+ * with "tls":{"caFile":…}), the floor through floor_http.c. Connect + disconnect, then the
+ * calls. */
+__attribute__((unused)) static void http_leg(const params *p, int first, const char *key,
+                                             const char *cert, const char *tls_key) {
   contender cs[2] = {{.ops = &ours_ops}, {.ops = &floor_http_ops}};
   contender *ord[2] = {&cs[first], &cs[1 - first]};
   char urls[2][256];
   pid_t pids[2];
   for (int k = 0; k < 2; k++) {
-    pids[k] = start_http_fixture(p->fixture, urls[k], sizeof urls[k]);
+    pids[k] = start_http_fixture(p->fixture, cert, tls_key, urls[k], sizeof urls[k]);
     cs[k].target = urls[k];
     cs[k].c1 = calloc((size_t)p->http_connect_reps, 8);
     cs[k].d1 = calloc((size_t)p->http_connect_reps, 8);
@@ -421,7 +446,7 @@ __attribute__((unused)) static void http_leg(const params *p, int first) {
     kill(pids[k], SIGTERM);
     waitpid(pids[k], NULL, 0);
   }
-  printf(",\"http\":{\"seq_calls\":%d,\"ask_calls\":%d,", p->http_seq, p->http_ask);
+  printf(",\"%s\":{\"seq_calls\":%d,\"ask_calls\":%d,", key, p->http_seq, p->http_ask);
   for (int k = 0; k < 2; k++) {
     contender *c = &cs[k];
     printf("%s\"%s\":{\"connect1_ms\":%.3f,\"disconnect1_ms\":%.3f,", k ? "," : "",
@@ -526,7 +551,8 @@ __attribute__((unused)) static void perf(const params *p) {
   print_figures("ours", &cs[0], p, 1);
   putchar(',');
   print_figures("floor", &cs[1], p, 0);
-  if (p->http) http_leg(p, first);
+  if (p->http) http_leg(p, first, "http", NULL, NULL);
+  if (p->https_cert) http_leg(p, first, "https", p->https_cert, p->https_key);
   printf("}\n");
 }
 #endif

@@ -40,15 +40,23 @@ static size_t put_json_str(char *dst, const char *s) {
 const char *ours_protocol = NULL;
 
 /* {"mcpServers":{"s0":{"command":["FIXTURE", fixture_args…]}, …}}; a `fixture` starting with
- * http:// is a URL: {"mcpServers":{"s0":{"url":"…"}}}. With ours_protocol set, each server
- * gets "protocol":ours_protocol. */
+ * http:// is a URL: {"mcpServers":{"s0":{"url":"…"}}}; https:// adds the CA both contenders
+ * trust: {"url":"…","tls":{"caFile":https_ca_file}}. With ours_protocol set, each server gets
+ * "protocol":ours_protocol. */
 static char *config_for(const char *fixture, int n) {
-  if (!strncmp(fixture, "http://", 7)) {
+  int https = !strncmp(fixture, "https://", 8);
+  if (https || !strncmp(fixture, "http://", 7)) {
     if (n != 1) die("ours: one HTTP server only");
-    char *cfg = malloc(strlen(fixture) + 128);
-    sprintf(cfg, "{\"mcpServers\":{\"s0\":{\"url\":\"%s\"%s%s%s}}}", fixture,
-            ours_protocol ? ",\"protocol\":\"" : "", ours_protocol ? ours_protocol : "",
-            ours_protocol ? "\"" : "");
+    if (https && !https_ca_file) die("ours: %s needs a CA file (--https-ca)", fixture);
+    char *cfg = malloc(strlen(fixture) + (https ? 6 * strlen(https_ca_file) : 0) + 160);
+    size_t len = (size_t)sprintf(cfg, "{\"mcpServers\":{\"s0\":{\"url\":\"%s\"", fixture);
+    if (https) {
+      len += (size_t)sprintf(cfg + len, ",\"tls\":{\"caFile\":");
+      len += put_json_str(cfg + len, https_ca_file);
+      cfg[len++] = '}';
+    }
+    sprintf(cfg + len, "%s%s%s}}}", ours_protocol ? ",\"protocol\":\"" : "",
+            ours_protocol ? ours_protocol : "", ours_protocol ? "\"" : "");
     return cfg;
   }
   size_t per = 6 * strlen(fixture) + 64;

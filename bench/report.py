@@ -9,6 +9,10 @@ Every figure is the median over the rounds of one pass; a ratio is the ratio of 
 medians, always within one pass (never across passes). The headline ratios come from the pass
 named by --primary (pinned by default).
 
+The HTTP leg runs twice when the host was given certificates: plain HTTP (the raw line's
+"http") and HTTPS ("https"); each has the same figures and ratios, the HTTPS ones prefixed
+https_.
+
 Connect is measured in two variants (bench/README.md): `instant` (the fixture as is) and
 `startup` (the fixture started with --init-delay-ms S: a server that takes S ms to start). The
 headline connect50_ratio is ours' startup-variant ratio; connect50_ratio_instant is the instant
@@ -41,7 +45,12 @@ PERF_KEYS = [
     ("mrtr_ask_p50_us", "MRTR elicitation round trip p50", "µs", "lo"),
 ]
 
-# the HTTP leg (the fixture's HTTP mode; floor = bench/floor_http.c)
+# the HTTP leg (the fixture's HTTP mode; floor = bench/floor_http.c), plain and HTTPS
+LEGS = [
+    ("http", "HTTP (fixture --http, plain HTTP/1.1 on 127.0.0.1; floor: bench/floor_http.c)"),
+    ("https", "HTTPS (fixture --http --tls-cert/--tls-key, rustls; floor: bench/floor_http.c on "
+              "OpenSSL; ours: tls.caFile)"),
+]
 HTTP_KEYS = [
     ("connect1_ms", "connect", "ms", "lo"),
     ("disconnect1_ms", "disconnect", "ms", "lo"),
@@ -54,6 +63,9 @@ HTTP_KEYS = [
     ("ask_p99_us", "elicitation round trip p99", "µs", "lo"),
     ("ask_cpu_us_per_call", "  client CPU per round trip", "µs", "lo"),
 ]
+
+HTTPS_NOTE = ("no HTTPS leg in this run: the host was built without OpenSSL or given no "
+              "certificates (scripts/bench says why)")
 
 MRTR_NOTE = ("not measured in this run; "
              "mrtr_ask_ratio = our MRTR ask p50 / our legacy ask p50 once it has")
@@ -72,6 +84,10 @@ TARGETS = [
     ("http_seq_p50_ratio", "<=", 1.5),
     ("http_conc_ratio", ">=", 0.7),
     ("http_ask_p50_ratio", "<=", 1.5),
+    # the same bounds for the HTTPS run of the HTTP leg
+    ("https_seq_p50_ratio", "<=", 1.5),
+    ("https_conc_ratio", ">=", 0.7),
+    ("https_ask_p50_ratio", "<=", 1.5),
     ("probe_overhead_ms", "<=", 100),
     ("mrtr_ask_ratio", "<=", 1.3),
 ]
@@ -163,9 +179,11 @@ def main():
                                                if m("connect1_ms") else None}
             s[who] = figs
             s[who + "_rounds"] = len(perf)
-            http = [r["data"]["http"][who] for r in runs if r["pass"] == p
-                    and r["data"]["mode"] == "perf" and "http" in r["data"]]
-            s["http_" + who] = {key: stats([d.get(key) for d in http]) for key, *_ in HTTP_KEYS}
+            for leg, _ in LEGS:
+                legs = [r["data"][leg][who] for r in runs if r["pass"] == p
+                        and r["data"]["mode"] == "perf" and leg in r["data"]]
+                s[leg + "_" + who] = {key: stats([d.get(key) for d in legs])
+                                      for key, *_ in HTTP_KEYS}
 
         o = lambda k: s["ours"][k]["median"]
         f = lambda k: s["floor"][k]["median"]
@@ -181,17 +199,20 @@ def main():
             "connect50_ratio_instant": [round(d["ours"][f"connect{many}_ms"] / d["ours"]["connect1_ms"], 2)
                                         for d in paired],
         }
-        ho = lambda k: s["http_ours"][k]["median"]
-        hf = lambda k: s["http_floor"][k]["median"]
-        s["per_round"]["http_seq_p50_ratio"] = [
-            round(d["http"]["ours"]["seq_p50_us"] / d["http"]["floor"]["seq_p50_us"], 3)
-            for d in paired if "http" in d]
-        s["per_round"]["http_conc_ratio"] = [
-            round(d["http"]["ours"]["conc_calls_per_s"] / d["http"]["floor"]["conc_calls_per_s"], 3)
-            for d in paired if "http" in d]
-        s["per_round"]["http_ask_p50_ratio"] = [
-            round(d["http"]["ours"]["ask_p50_us"] / d["http"]["floor"]["ask_p50_us"], 3)
-            for d in paired if "http" in d]
+        leg_ratios = {}
+        for leg, _ in LEGS:
+            for name, key in (("seq_p50_ratio", "seq_p50_us"), ("conc_ratio", "conc_calls_per_s"),
+                              ("ask_p50_ratio", "ask_p50_us")):
+                s["per_round"][f"{leg}_{name}"] = [
+                    round(d[leg]["ours"][key] / d[leg]["floor"][key], 3) for d in paired if leg in d]
+            lo = lambda k, leg=leg: s[leg + "_ours"][k]["median"]
+            lf = lambda k, leg=leg: s[leg + "_floor"][k]["median"]
+            leg_ratios.update({
+                f"{leg}_seq_p50_ratio": div(lo("seq_p50_us"), lf("seq_p50_us")),
+                f"{leg}_conc_ratio": div(lo("conc_calls_per_s"), lf("conc_calls_per_s")),
+                f"{leg}_ask_p50_ratio": div(lo("ask_p50_us"), lf("ask_p50_us")),
+                f"{leg}_seq_cpu_ratio": div(lo("seq_cpu_us_per_call"), lf("seq_cpu_us_per_call")),
+            })
         s["per_round"]["probe_overhead_ms"] = [
             round(d["ours"]["connect1_auto_ms"] - d["ours"]["connect1_legacy_ms"], 3)
             for d in paired if d["ours"].get("connect1_auto_ms") is not None]
@@ -200,10 +221,7 @@ def main():
             "cold_start_ratio": div(o("cold_start_ms"), f("cold_start_ms")),
             "disconnect_p50_ms": o("disconnect1_ms"),
             "floor_disconnect_p50_ms": f("disconnect1_ms"),
-            "http_seq_p50_ratio": div(ho("seq_p50_us"), hf("seq_p50_us")),
-            "http_conc_ratio": div(ho("conc_calls_per_s"), hf("conc_calls_per_s")),
-            "http_ask_p50_ratio": div(ho("ask_p50_us"), hf("ask_p50_us")),
-            "http_seq_cpu_ratio": div(ho("seq_cpu_us_per_call"), hf("seq_cpu_us_per_call")),
+            **leg_ratios,
             "async_conc_ratio": div(o("async_conc_calls_per_s"), o("conc_calls_per_s")),
             "probe_overhead_ms": (o("connect1_auto_ms") - o("connect1_legacy_ms"))
             if o("connect1_auto_ms") is not None and o("connect1_legacy_ms") is not None else None,
@@ -289,11 +307,13 @@ def main():
         if startup:
             ov, fv = s["ours"]["connect50_ratio"]["median"], s["floor"]["connect50_ratio"]["median"]
             print(f"  {f'connect {many} / connect 1, {startup} ms start':38} {fmt(ov):>12} {fmt(fv):>12}")
-        if s["http_ours"]["seq_p50_us"]["n"]:
-            print(f"  -- HTTP (fixture --http, plain HTTP/1.1 on 127.0.0.1; floor: bench/floor_http.c)")
+        for leg, title in LEGS:
+            if not s[leg + "_ours"]["seq_p50_us"]["n"]:
+                continue
+            print(f"  -- {title}")
             for key, label, unit, _ in HTTP_KEYS:
                 lab = label.format(C=conc) + f" ({unit})"
-                a, b = s["http_ours"][key], s["http_floor"][key]
+                a, b = s[leg + "_ours"][key], s[leg + "_floor"][key]
                 ratio = a["median"] / b["median"] if a["median"] is not None and b["median"] else None
                 orng = f"{fmt(a['min'], unit)}–{fmt(a['max'], unit)}"
                 frng = f"{fmt(b['min'], unit)}–{fmt(b['max'], unit)}"
@@ -315,6 +335,8 @@ def main():
                      else "   (no startup variant: --startup-ms 0)")
         if key == "mrtr_ask_ratio" and v is None:
             extra = "   (" + MRTR_NOTE + ")"
+        if key.startswith("https_") and v is None:
+            extra = "   (" + HTTPS_NOTE + ")"
         verdict = "ok" if ok else "MISSED" if v is not None else "not measured"
         print(f"  {key:23} {fmt(v):>10}  {op} {bound:<6}  {verdict}{extra}")
     print(f"  {'connect50_ratio_instant':23} {fmt(r['connect50_ratio_instant']):>10}  (no target; "
@@ -343,6 +365,10 @@ def main():
         "http_seq_p50_ratio": rnd(r["http_seq_p50_ratio"], 3),
         "http_conc_ratio": rnd(r["http_conc_ratio"], 3),
         "http_ask_p50_ratio": rnd(r["http_ask_p50_ratio"], 3),
+        "https_seq_p50_ratio": rnd(r["https_seq_p50_ratio"], 3),
+        "https_conc_ratio": rnd(r["https_conc_ratio"], 3),
+        "https_ask_p50_ratio": rnd(r["https_ask_p50_ratio"], 3),
+        "https_note": HTTPS_NOTE if r["https_seq_p50_ratio"] is None else None,
         "async_conc_ratio": rnd(r["async_conc_ratio"], 3),
         "probe_overhead_ms": rnd(r["probe_overhead_ms"], 3),
         "mrtr_ask_ratio": rnd(r["mrtr_ask_ratio"], 3),
@@ -368,9 +394,10 @@ def main():
             d["connect50_ratio"] = rnd(s[who]["connect50_ratio"]["median"], 2)
             d["connect50_ratio_instant"] = rnd(s[who]["connect50_ratio_instant"]["median"], 2)
             block[who] = d
-        block["http"] = {who: {key: rnd(s["http_" + who][key]["median"],
-                                        3 if key.endswith("_ms") else 0 if key == "conc_calls_per_s" else 2)
-                               for key, *_ in HTTP_KEYS} for who in ("ours", "floor")}
+        for leg, _ in LEGS:
+            block[leg] = {who: {key: rnd(s[leg + "_" + who][key]["median"],
+                                         3 if key.endswith("_ms") else 0 if key == "conc_calls_per_s" else 2)
+                                for key, *_ in HTTP_KEYS} for who in ("ours", "floor")}
         block["ratios"] = {k: rnd(v, 3) for k, v in s["ratios"].items()}
         block["per_round_ratios"] = s["per_round"]
         out[p] = block

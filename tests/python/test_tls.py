@@ -1,18 +1,23 @@
 """TLS and networks (contract §5) through the C ABI, against the scripted MCP server serving
 HTTPS on 127.0.0.1 with certificates made at test time by the openssl command: the platform's
 store (SSL_CERT_FILE, SSL_CERT_DIR), a per-server `tls.caFile`, name mismatch, client
-certificates, and CONNECT proxies from the variables or a per-server `proxy`."""
+certificates, and CONNECT proxies from the variables or a per-server `proxy`. Also the fixture
+server's HTTPS mode (`--http … --tls-cert … --tls-key …`, what the benchmark's HTTPS leg runs)
+with the library: calls, an elicitation on the call's stream and one on the standalone GET
+stream, calls in flight from several threads."""
 
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import urllib.request
 
 import pytest
+import tnlib
 
-from conftest import HERE, stop
+from conftest import HERE, REPO, stop
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
 
@@ -181,3 +186,64 @@ def test_an_empty_proxy_goes_direct(connect, https, pki, proxy, monkeypatch):
 def test_a_per_server_proxy_without_variables(connect, https, pki, proxy):
     works(connect(server(https, tls={"caFile": pki("ca.pem")}, proxy="http://127.0.0.1:%d" % proxy)))
     assert "127.0.0.1:%d" % https in proxied(proxy)
+
+
+# ---------------------------------------------------------------- the fixture server's HTTPS mode
+
+FIXTURE = os.environ.get("TN_FIXTURE") or os.path.join(REPO, "target", "debug", "tn-fixture-server")
+
+
+@pytest.fixture(scope="module")
+def fixture_https(pki):
+    proc = subprocess.Popen([FIXTURE, "--http", "127.0.0.1:0", "--tls-cert", pki("server.pem"),
+                             "--tls-key", pki("server.key")],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline().strip()
+    assert line.startswith("listening on https://127.0.0.1:") and line.endswith("/mcp"), line
+    yield line[len("listening on "):]
+    stop(proc)
+
+
+def accepting(seen):
+    def fn(request_json, responder):
+        seen.append(json.loads(request_json))
+        assert tnlib.answer(responder, '{"ok":true,"data":{"name":"x"}}') == tnlib.TN_OK
+        return tnlib.TN_RESOLVED
+    return tnlib.Resolver(fn)
+
+
+def test_the_fixture_serves_https_to_the_library(connect, fixture_https, pki):
+    seen = []
+    c = connect({"mcpServers": {"s": {"url": fixture_https, "timeout": 10000,
+                                      "tls": {"caFile": pki("ca.pem")}}}}, accepting(seen))
+    assert status(c)["status"] == "connected", status(c)
+    r = json.loads(c.result("s_echo", '{"text":"hello"}'))
+    assert (r["output"], r["isError"]) == ("hello", False), r
+    # the elicitation as an event on the call's stream, answered by a second POST
+    r = json.loads(c.result("s_ask_form", "{}"))
+    assert r["isError"] is False and json.loads(r["output"])["action"] == "accept", r
+    # one on the standalone GET stream: written by the tool's thread while the GET's connection
+    # thread waits to read on the same TLS connection
+    r = json.loads(c.result("s_ask_unrelated", '{"message":"Over TLS?","wait_ms":5000}'))
+    assert r["isError"] is False and json.loads(r["output"])["action"] == "accept", r
+    assert [q["prompt"] for q in seen][-1] == "Over TLS?", seen
+    # 16 calls in flight (as the benchmark's throughput windows), a few hundred in all
+    bad = []
+
+    def loop(i):
+        for k in range(20):
+            text = "t%d-%d" % (i, k)
+            r = json.loads(c.result("s_echo", json.dumps({"text": text})))
+            if (r["output"], r["isError"]) != (text, False):
+                bad.append(r)
+    threads = [threading.Thread(target=loop, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert bad == []
+
+
+def test_the_fixture_over_https_is_refused_without_the_ca(connect, fixture_https):
+    st = status(connect({"mcpServers": {"s": {"url": fixture_https, "timeout": 5000}}}))
+    assert st["status"] == "failed" and "unknown issuer" in st["error"], st

@@ -9,6 +9,7 @@
 //! when none is open, as the TypeScript SDK's transport does.
 
 use crate::modern::{self, RpcError};
+use crate::net::{self, Stream};
 use crate::opts;
 use crate::out::error_line;
 use crate::post::{Mode, PostOut, PostState};
@@ -19,7 +20,7 @@ use crate::wire::{body_head, head, priming_chunk, read_body, read_head, sse_head
 use serde_json::Value;
 use std::cell::RefCell;
 use std::io::{self, BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::process;
 use std::sync::Arc;
 use std::thread;
@@ -40,6 +41,12 @@ pub fn run(addr: &str) -> ! {
             process::exit(2);
         }
     }
+    let tls = opts().tls.as_ref().map(|(cert, key)| {
+        net::tls_config(cert, key).unwrap_or_else(|e| {
+            eprintln!("fixture: TLS: {e}");
+            process::exit(2);
+        })
+    });
     let listener = TcpListener::bind(addr).unwrap_or_else(|e| {
         eprintln!("fixture: cannot listen on {addr}: {e}");
         process::exit(2);
@@ -49,15 +56,17 @@ pub fn run(addr: &str) -> ! {
         process::exit(2);
     });
     {
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let mut out = io::stdout().lock();
-        let _ = writeln!(out, "listening on http://{local}/mcp").and_then(|()| out.flush());
+        let _ = writeln!(out, "listening on {scheme}://{local}/mcp").and_then(|()| out.flush());
     }
     for conn in listener.incoming() {
-        match conn {
-            Ok(sock) => {
+        let stream = conn.and_then(|sock| Stream::new(sock, tls.as_ref()));
+        match stream {
+            Ok(stream) => {
                 let spawned = thread::Builder::new()
                     .name("conn".into())
-                    .spawn(move || Conn::new(sock).serve());
+                    .spawn(move || Conn::new(stream).serve());
                 if let Err(e) = spawned {
                     eprintln!("fixture: spawn failed: {e}");
                 }
@@ -73,7 +82,7 @@ pub fn run(addr: &str) -> ! {
 // ---------------------------------------------------------------------------
 
 struct Conn {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Stream>,
     req: Req,
     line: String,
     /// Response bytes.
@@ -83,8 +92,7 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(sock: TcpStream) -> Self {
-        let _ = sock.set_nodelay(true);
+    fn new(sock: Stream) -> Self {
         Conn {
             reader: BufReader::with_capacity(16 * 1024, sock),
             req: Req::default(),
@@ -94,11 +102,16 @@ impl Conn {
         }
     }
 
-    fn sock(&self) -> &TcpStream {
+    fn sock(&self) -> &Stream {
         self.reader.get_ref()
     }
 
     fn serve(mut self) {
+        self.serve_requests();
+        self.sock().close();
+    }
+
+    fn serve_requests(&mut self) {
         loop {
             match read_head(&mut self.reader, &mut self.req, &mut self.line) {
                 Ok(true) => {}

@@ -1,5 +1,6 @@
 //! `tn-fixture-server`: a small, fast MCP server used by the toolnexus tests
-//! and benchmarks, over stdio (default) or streamable HTTP (`--http ADDR`).
+//! and benchmarks, over stdio (default) or streamable HTTP (`--http ADDR`; HTTPS with
+//! `--tls-cert FILE --tls-key FILE`).
 //!
 //! stdio: newline-delimited JSON-RPC 2.0 on stdin/stdout. Every stdout line
 //! is written with one `write_all` + `flush` under a single mutex, so lines
@@ -11,6 +12,7 @@ mod http;
 mod listing;
 mod modern;
 mod mrtr;
+mod net;
 mod out;
 mod post;
 mod proto;
@@ -52,6 +54,8 @@ pub struct Opts {
     pub stdout_outlives_exit_ms: Option<u64>,
     /// HTTP mode: listen on this address instead of speaking stdio.
     pub http: Option<String>,
+    /// HTTP mode: serve HTTPS with this PEM certificate chain and PEM private key.
+    pub tls: Option<(String, String)>,
     /// Append one JSON line per request received (stdio: per message) to this file.
     pub log: Option<String>,
     /// HTTP mode: answer the standalone GET with this status and no stream.
@@ -77,7 +81,7 @@ const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra
 [--init-delay-ms N] [--stderr-flood-mb N] [--no-tools-list] [--silent-tool-list] \
 [--ignore-stdin-eof] [--ignore-sigterm] [--close-stdin-after-init] \
 [--stdout-close-after-init] [--print-pid-file PATH] [--hardening-tools] [--stdout-outlives-exit-ms N] \
-[--http ADDR] [--log FILE] [--get-status CODE] [--get-close-after-ms N] [--get-retry MS] \
+[--http ADDR [--tls-cert FILE --tls-key FILE]] [--log FILE] [--get-status CODE] [--get-close-after-ms N] [--get-retry MS] \
 [--sse-all] [--modern] [--dual] [--exit-on-discover] [--silent-on-discover]";
 
 fn usage_error(msg: &str) -> ! {
@@ -114,6 +118,7 @@ fn parse_opts() -> Opts {
         hardening_tools: false,
         stdout_outlives_exit_ms: None,
         http: None,
+        tls: None,
         log: None,
         get_status: None,
         get_close_after_ms: None,
@@ -124,6 +129,7 @@ fn parse_opts() -> Opts {
         exit_on_discover: false,
         silent_on_discover: false,
     };
+    let (mut tls_cert, mut tls_key) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |what: &str| -> String {
@@ -157,6 +163,8 @@ fn parse_opts() -> Opts {
                 o.stdout_outlives_exit_ms = Some(num(&a, value(&a)));
             }
             "--http" => o.http = Some(value("--http")),
+            "--tls-cert" => tls_cert = Some(value("--tls-cert")),
+            "--tls-key" => tls_key = Some(value("--tls-key")),
             "--log" => o.log = Some(value("--log")),
             "--get-status" => o.get_status = Some(num(&a, value(&a))),
             "--get-close-after-ms" => o.get_close_after_ms = Some(num(&a, value(&a))),
@@ -176,6 +184,12 @@ fn parse_opts() -> Opts {
     if o.modern && o.dual {
         usage_error("--modern and --dual exclude each other");
     }
+    o.tls = match (tls_cert, tls_key) {
+        (None, None) => None,
+        (Some(cert), Some(key)) if o.http.is_some() => Some((cert, key)),
+        (Some(_), Some(_)) => usage_error("--tls-cert and --tls-key need --http"),
+        _ => usage_error("--tls-cert and --tls-key go together"),
+    };
     o
 }
 

@@ -1,5 +1,6 @@
 //! HTTP mode: the answer to one POST, as JSON or as an SSE stream.
 
+use crate::net::Stream;
 use crate::opts;
 use crate::out::{request_line, Out};
 use crate::session::{log_dropped, Session};
@@ -7,7 +8,6 @@ use crate::wire::{body_head, event_chunk, head, priming_chunk, sse_head, trim_nl
 use serde_json::Value;
 use std::cell::RefCell;
 use std::io::Write;
-use std::net::TcpStream;
 use std::sync::mpsc::Receiver;
 use std::thread;
 use std::time::Duration;
@@ -33,7 +33,7 @@ pub struct PostState {
 }
 
 pub struct PostOut<'a> {
-    pub sock: &'a TcpStream,
+    pub sock: &'a Stream,
     pub session: &'a Session,
     pub close: bool,
     /// The modern era: no session header, no priming event, 400/404 for modern errors.

@@ -1,6 +1,7 @@
 //! HTTP mode: sessions, the standalone GET stream, SSE framing and the
 //! request log.
 
+use crate::net::Stream;
 use crate::out::{request_line, Pending};
 use crate::proto::State;
 use crate::wire::{event_chunk, trim_nl, LAST_CHUNK};
@@ -8,7 +9,6 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock};
@@ -149,11 +149,11 @@ impl Session {
 
 /// A response stream other threads write events to (the standalone GET).
 pub struct EventStream {
-    sock: Mutex<Option<TcpStream>>,
+    sock: Mutex<Option<Stream>>,
 }
 
 impl EventStream {
-    pub fn new(sock: TcpStream) -> Self {
+    pub fn new(sock: Stream) -> Self {
         EventStream {
             sock: Mutex::new(Some(sock)),
         }

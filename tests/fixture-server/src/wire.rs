@@ -1,8 +1,8 @@
 //! HTTP mode: the wire. Request heads and bodies (Content-Length or
 //! chunked), response heads, and SSE events as HTTP chunks.
 
+use crate::net::Stream;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 
 // ---------------------------------------------------------------------------
 // Requests
@@ -40,7 +40,7 @@ fn bad_input(msg: &str) -> io::Error {
 }
 
 /// Read one line (without its CRLF) into `line`; false at EOF.
-fn read_line(r: &mut BufReader<TcpStream>, line: &mut String) -> io::Result<bool> {
+fn read_line(r: &mut BufReader<Stream>, line: &mut String) -> io::Result<bool> {
     line.clear();
     if r.by_ref().take(64 * 1024).read_line(line)? == 0 {
         return Ok(false);
@@ -84,7 +84,7 @@ fn header_value(v: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| v.to_owned())
 }
 
-pub fn read_head(r: &mut BufReader<TcpStream>, q: &mut Req, line: &mut String) -> io::Result<bool> {
+pub fn read_head(r: &mut BufReader<Stream>, q: &mut Req, line: &mut String) -> io::Result<bool> {
     // Tolerate blank lines before a request line (RFC 9112 2.2).
     loop {
         if !read_line(r, line)? {
@@ -158,7 +158,7 @@ pub fn read_head(r: &mut BufReader<TcpStream>, q: &mut Req, line: &mut String) -
     }
 }
 
-pub fn read_body(r: &mut BufReader<TcpStream>, q: &mut Req, line: &mut String) -> io::Result<()> {
+pub fn read_body(r: &mut BufReader<Stream>, q: &mut Req, line: &mut String) -> io::Result<()> {
     q.body.clear();
     if !q.chunked {
         q.body.resize(q.content_length, 0);
