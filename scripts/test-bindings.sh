@@ -112,7 +112,8 @@ part "python: example logs in (OAuth)" login env -u TOOLNEXUS_LIB "$PY" "$ROOT/b
 MYPY_VENV=$ROOT/.cache/bindings/mypy-venv
 py_async_example() { (cd / && env -u TOOLNEXUS_LIB "$PY" "$ROOT/bindings/python/example_async.py" "$TN_FIXTURE"); }
 py_mypy() {
-  if [ ! -x "$MYPY_VENV/bin/mypy" ]; then
+  # Made again when it does not run (a venv moved or its Python gone).
+  if ! "$MYPY_VENV/bin/mypy" --version >/dev/null 2>&1; then
     rm -rf "$MYPY_VENV" && "$PY" -m venv "$MYPY_VENV" &&
       "$MYPY_VENV/bin/pip" install -q --disable-pip-version-check mypy || return 1
   fi

@@ -81,7 +81,9 @@ impl HttpTransport {
     /// Whether `out` goes the direct way, and what it needs to know of the session: the era,
     /// the session generation and whether there is one.
     fn direct_route(&self, out: &Post) -> Option<(bool, u64, bool)> {
-        self.direct.as_ref()?;
+        if !self.direct.as_ref()?.enabled() {
+            return None;
+        }
         if out.opens_session || self.auth.flow_due() {
             return None;
         }
@@ -166,12 +168,17 @@ impl HttpTransport {
         };
         let (sock, reused) = match self.write_request(d, &bytes, id) {
             Ok(x) => x,
-            Err(e) => {
-                if let (Some(id), Some(c)) = (id, &conn) {
+            Err(tls) => {
+                // No connection could be opened and written: the async path tries, and says
+                // why in its words when it cannot either. After a TLS failure it keeps the
+                // server (it may want HTTP/2, which the direct path does not offer).
+                if let Some(id) = id {
                     d.forget(id);
-                    c.fail_request(id, RequestError::Lost(e));
                 }
-                return Ok(());
+                if tls {
+                    d.disable();
+                }
+                return Err(out);
             }
         };
         let mut ex = Exchange {
@@ -216,13 +223,14 @@ impl HttpTransport {
 
     /// Writes `bytes` on a kept-alive connection, or a new one (also when writing on a
     /// kept-alive one fails: the server may have closed it). Request `id` is in this thread's
-    /// hands from before the write, so a cancel during it closes the socket.
+    /// hands from before the write, so a cancel during it closes the socket. Err(true) when
+    /// TLS failed on the new connection.
     fn write_request(
         &self,
         d: &Direct,
         bytes: &[u8],
         id: Option<u64>,
-    ) -> Result<(Sock, bool), String> {
+    ) -> Result<(Sock, bool), bool> {
         if let Some(mut s) = d.take_idle() {
             if let Some(id) = id {
                 d.hold(id, &s.tcp);
@@ -231,17 +239,13 @@ impl HttpTransport {
                 return Ok((s, true));
             }
         }
-        let mut s = d
-            .open(self.timeout)
-            .map_err(|e| format!("cannot connect: {e} ({})", redact(&self.url)))?;
+        let mut s = d.open(self.timeout).map_err(|_| false)?;
         if let Some(id) = id {
             d.hold(id, &s.tcp);
         }
-        s.write_all(bytes).map_err(|e| {
-            // The TLS handshake happens on the first write: its failure in words (§5).
-            let why = super::tls_failure(&e).unwrap_or_else(|| format!("request failed: {e}"));
-            format!("{why} ({})", redact(&self.url))
-        })?;
+        // The TLS handshake happens on the first write.
+        s.write_all(bytes)
+            .map_err(|e| super::tls_failure(&e).is_some())?;
         Ok((s, false))
     }
 
@@ -355,7 +359,8 @@ impl HttpTransport {
                     ex.sock = sock;
                     Step::More
                 }
-                Err(e) => Step::Fail(RequestError::Lost(e)),
+                // Nothing reached the server: the async path sends it.
+                Err(_) => Step::Handoff,
             };
         }
         match ex.body.as_mut().map(Body::eof) {

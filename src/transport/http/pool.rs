@@ -61,6 +61,8 @@ pub(super) struct Direct {
     tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
     idle: Mutex<Vec<Sock>>,
     pub(super) table: Mutex<Table>,
+    /// Cleared after a TLS failure: the async path keeps the server from then on.
+    on: std::sync::atomic::AtomicBool,
 }
 
 /// Requests whose reply is being read, and which of them are in a thread's hands.
@@ -118,6 +120,7 @@ impl Direct {
             tls,
             idle: Mutex::new(Vec::new()),
             table: Mutex::new(Table::default()),
+            on: std::sync::atomic::AtomicBool::new(true),
         })
     }
 
@@ -158,6 +161,15 @@ impl Direct {
             }
         }
         Err(last)
+    }
+
+    pub(super) fn enabled(&self) -> bool {
+        self.on.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(super) fn disable(&self) {
+        self.on.store(false, std::sync::atomic::Ordering::Relaxed);
+        lock(&self.idle).clear();
     }
 
     pub(super) fn take_idle(&self) -> Option<Sock> {

@@ -52,7 +52,8 @@ fn build(key: &Key) -> Result<rustls::ClientConfig, String> {
             let certs = CertificateDer::pem_slice_iter(pem)
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| format!("tls.certFile: {e}"))?;
-            let key = PrivateKeyDer::from_pem_slice(pem).map_err(|e| format!("tls.keyFile: {e}"))?;
+            let key =
+                PrivateKeyDer::from_pem_slice(pem).map_err(|e| format!("tls.keyFile: {e}"))?;
             builder
                 .with_client_auth_cert(certs, key)
                 .map_err(|e| e.to_string())?
