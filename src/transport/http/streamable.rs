@@ -83,7 +83,9 @@ pub(crate) struct HttpTransport {
     /// The standalone GET stream's task (replaced when the session is renewed).
     pub(super) get_stream: Mutex<Option<AbortHandle>>,
     pub(super) closed: AtomicBool,
-    reader: Mutex<Option<JoinHandle<()>>>,
+    /// The reader thread, and what tells that it ended (its sender is dropped when it does):
+    /// disconnect waits on that rather than polling (§3).
+    reader: Mutex<Option<(JoinHandle<()>, std::sync::mpsc::Receiver<()>)>>,
     /// The direct path, for plain HTTP without a proxy (issue 18).
     pub(super) direct: Option<super::pool::Direct>,
 }
@@ -154,9 +156,11 @@ pub(crate) fn connect(
     conn.set_per_call_clock(true);
     conn.attach(t.clone());
     let reader_conn = conn.clone();
+    let (ended_tx, ended_rx) = std::sync::mpsc::channel::<()>();
     let h = std::thread::Builder::new()
         .name(format!("tn-http-{}", conn.server))
         .spawn(move || {
+            let _ended = ended_tx;
             block_sigpipe_on_this_thread();
             let run = std::panic::AssertUnwindSafe(|| {
                 while let Some(item) = rx.blocking_recv() {
@@ -176,7 +180,7 @@ pub(crate) fn connect(
             }
         })
         .map_err(|e| format!("cannot start the reader thread: {e}"))?;
-    *lock(&t.reader) = Some(h);
+    *lock(&t.reader) = Some((h, ended_rx));
     Ok(t)
 }
 
@@ -597,11 +601,10 @@ impl Transport for HttpTransport {
                 runtime().block_on(async move { tokio::time::timeout(bound, req.send()).await });
         }
         lock(&self.inbox).take();
-        if let Some(h) = lock(&self.reader).take() {
-            let deadline = std::time::Instant::now() + Duration::from_secs(1);
-            while !h.is_finished() && std::time::Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(2));
-            }
+        let reader = lock(&self.reader).take();
+        if let Some((h, ended)) = reader {
+            // Bounded: a resolver may still hold the reader thread.
+            let _ = ended.recv_timeout(Duration::from_secs(1));
             if h.is_finished() {
                 let _ = h.join();
             }
