@@ -112,8 +112,12 @@ impl HttpTransport {
             h.extend_from_slice(value);
             h.extend_from_slice(b"\r\n");
         };
-        for (k, v) in self.request_headers().iter() {
+        // The configured headers, plus the bearer token when there is one (§8).
+        for (k, v) in self.headers.iter() {
             header(k.as_str().as_bytes(), v.as_bytes());
+        }
+        if let (_, Some(bearer)) = self.auth.bearer() {
+            header(b"authorization", bearer.as_bytes());
         }
         if modern {
             header(b"mcp-protocol-version", MODERN_VERSION.as_bytes());
@@ -330,7 +334,7 @@ impl HttpTransport {
         if left.is_zero() {
             return Step::More;
         }
-        let _ = ex.sock.tcp.set_read_timeout(Some(left));
+        ex.sock.read_timeout(left);
         let mut chunk = [0u8; 16 * 1024];
         match ex.sock.read(&mut chunk) {
             Ok(0) => self.at_eof(d, ex, id),

@@ -20,9 +20,23 @@ pub(super) struct Sock {
     /// through it, from any thread.
     pub(super) tcp: Arc<TcpStream>,
     tls: Option<Box<TlsStream>>,
+    /// The receive timeout last set on the socket.
+    timeout: Option<Duration>,
 }
 
 impl Sock {
+    /// Bounds the next reads by about `left`: the socket option is changed only when the
+    /// current one would overshoot `left` by more than a millisecond, or is far shorter (so
+    /// most reads cost no extra system call; a read that returns early is simply repeated).
+    pub(super) fn read_timeout(&mut self, left: Duration) {
+        let keep = self
+            .timeout
+            .is_some_and(|cur| cur <= left + Duration::from_millis(1) && cur * 2 >= left);
+        if !keep && self.tcp.set_read_timeout(Some(left)).is_ok() {
+            self.timeout = Some(left);
+        }
+    }
+
     pub(super) fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match &mut self.tls {
             None => (&*self.tcp).read(buf),
@@ -131,8 +145,10 @@ impl Direct {
             return Ok(Sock {
                 tcp: Arc::new(tcp),
                 tls: None,
+                timeout: None,
             });
         };
+        // Bounds the handshake, done on the first write.
         tcp.set_read_timeout(Some(timeout))?;
         let handle = Arc::new(tcp.try_clone()?);
         let conn = rustls::ClientConnection::new(config.clone(), name.clone())
@@ -140,6 +156,7 @@ impl Direct {
         Ok(Sock {
             tcp: handle,
             tls: Some(Box::new(rustls::StreamOwned::new(conn, tcp))),
+            timeout: Some(timeout),
         })
     }
 
