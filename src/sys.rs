@@ -1,8 +1,8 @@
 //! The few POSIX calls the transports need, wrapped safely (`unsafe` lives here and in
 //! `src/ffi/` only): a stdin pipe that can never raise SIGPIPE, bounded writes, process-group
 //! signals, peeking at a child's exit without reaping it (so a recycled pgid is never
-//! signalled), and waiting for that exit on a pidfd rather than on a timer (§3: disconnect is
-//! prompt as well as bounded).
+//! signalled), waiting for that exit on a pidfd rather than on a timer (§3: disconnect is
+//! prompt as well as bounded), and peeking at an idle HTTP connection.
 
 #![allow(unsafe_code)]
 
@@ -39,6 +39,41 @@ pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// What an idle kept-alive socket holds, looked at without blocking or consuming (§5: a
+/// connection the server closed while it sat in the pool is not written to).
+#[derive(Debug, PartialEq)]
+pub enum Idle {
+    /// Nothing to read: still open.
+    Quiet,
+    /// Bytes are waiting (for TLS, perhaps a session ticket or a close alert).
+    Data,
+    /// The peer closed it, or it failed.
+    Closed,
+}
+
+/// Peeks at socket `fd` (MSG_PEEK | MSG_DONTWAIT: one system call, nothing consumed).
+pub fn peek_idle(fd: RawFd) -> Idle {
+    let mut byte = 0u8;
+    // SAFETY: recv into a one-byte buffer we own, on a descriptor the caller owns; MSG_PEEK
+    // leaves the data in place and MSG_DONTWAIT never blocks.
+    let n = unsafe {
+        libc::recv(
+            fd,
+            (&mut byte as *mut u8).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    match n {
+        0 => Idle::Closed,
+        n if n > 0 => Idle::Data,
+        _ => match io::Error::last_os_error().kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Idle::Quiet,
+            _ => Idle::Closed,
+        },
+    }
 }
 
 /// Waits until `fd` can be written, at most until `deadline`.

@@ -136,6 +136,8 @@ pub struct EventParser {
     last_cr: bool,
     cap: EventCap,
     max: usize,
+    /// Still at the stream's start, where a byte-order mark is skipped.
+    at_start: bool,
 }
 
 impl EventParser {
@@ -147,6 +149,7 @@ impl EventParser {
             last_cr: false,
             cap: EventCap::default(),
             max,
+            at_start: true,
         }
     }
 
@@ -166,7 +169,10 @@ impl EventParser {
     }
 
     fn end_line(&mut self, out: &mut Vec<Event>) -> Result<(), String> {
-        let line = std::mem::take(&mut self.line);
+        let mut line = std::mem::take(&mut self.line);
+        if std::mem::take(&mut self.at_start) && line.starts_with(b"\xef\xbb\xbf") {
+            line.drain(..3);
+        }
         if line.is_empty() {
             if std::mem::take(&mut self.seen) {
                 out.push(std::mem::take(&mut self.event));
@@ -176,7 +182,18 @@ impl EventParser {
         if line[0] == b':' {
             return Ok(());
         }
-        let line = String::from_utf8(line).map_err(|_| "an event is not UTF-8 text".to_string())?;
+        let line = match String::from_utf8(line) {
+            Ok(l) => l,
+            // Only the fields we read must be text; anything else is ignored, as SSE says.
+            Err(e) => {
+                let raw = e.as_bytes();
+                let name = raw.split(|&b| b == b':').next().unwrap_or(raw);
+                if matches!(name, b"data" | b"id" | b"retry" | b"event") {
+                    return Err("an event is not UTF-8 text".into());
+                }
+                return Ok(());
+            }
+        };
         let (field, value) = match line.split_once(':') {
             Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
             None => (&*line, ""),
@@ -197,7 +214,7 @@ impl EventParser {
                 self.event.id = Some(value.to_string());
                 self.seen = true;
             }
-            "retry" => {
+            "retry" if value.bytes().all(|b| b.is_ascii_digit()) => {
                 if let Ok(ms) = value.parse() {
                     self.event.retry = Some(ms);
                     self.seen = true;
@@ -246,6 +263,17 @@ mod tests {
         assert!(p.feed(b"data: 123456789", &mut Vec::new()).is_err());
         let mut p = EventParser::new(1 << 20);
         assert!(p.feed(b"data: \xff\xfe\n\n", &mut Vec::new()).is_err());
+        let mut p = EventParser::new(1 << 20);
+        let mut out = Vec::new();
+        p.feed(b"\xef\xbb\xbfdata: a\nx-\xff: y\nretry: +5\n\n", &mut out)
+            .unwrap();
+        assert_eq!(
+            out,
+            vec![Event {
+                data: Some("a".into()),
+                ..Event::default()
+            }]
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ Each scenario lives under its own path prefix, http://127.0.0.1:PORT/<scenario>/
   echo401   every POST → 401 whose body echoes the request's headers
   modern400 initialize → 400 with a JSON-RPC -32022 body (a 2026-07-28-only server); GET → 405
   floodask  `elicit` as in sse, but 3000 notifications follow the question before the answer
+  call401   like json, but tools/call → 401 "denied" (initialize and tools/list are served)
   dropidle  like json, but every tools/call reply (Content-Length, no `Connection: close`) is
             followed by closing the connection: a kept-alive connection the client reuses is dead
 GET /_log returns every request seen (method, path, headers, body) as JSON; POST /_reset clears it.
@@ -258,6 +259,8 @@ class Handler(BaseHTTPRequestHandler):
                 threading.Event().wait(0.3)
                 SESSIONS[sid]["expired"] = True
             return self.send(200, json.dumps(result(rid, text(f"echo: {args.get('text')}"))).encode())
+        if sc == "call401":
+            return self.send(401, b"denied", ctype="text/plain")
         if sc == "dropidle":
             self.send(200, json.dumps(result(rid, text(f"echo: {args.get('text')}"))).encode())
             self.wfile.flush()

@@ -476,18 +476,73 @@ def test_plain_http_calls_reuse_one_kept_alive_connection(connect, scripted):
     assert len(calls) == 20 and len({r["peer"] for r in calls}) == 1, calls
 
 
-def test_a_kept_alive_connection_the_server_closed_is_replaced(connect, scripted):
-    """The server closes every connection after its reply without saying so: the next call,
-    written on the dead pooled connection, is sent again on a fresh one, and nothing fails."""
+def test_kept_alive_connections_the_server_closed_are_not_used(connect, scripted):
+    """The server closes every connection after its reply without saying so. Three calls at
+    once leave three dead connections in the pool; each later call skips every dead one (it is
+    looked at before being written to) and goes out exactly once on a fresh connection."""
     reset_log(scripted)
     c = connect(one(scripted + "/dropidle/mcp"))
+    first = [c.start("h_echo", json.dumps({"text": "a%d" % i, "delay_ms": 200})) for i in range(3)]
+    assert sorted(output(call.wait(10))[0] for call in first) == ["echo: a0", "echo: a1", "echo: a2"]
     for i in range(5):
         time.sleep(0.05)  # let the close arrive before the connection is reused
         assert output(c.result("h_echo", json.dumps({"text": str(i)}))) == ("echo: %d" % i, False)
     calls = [r for r in server_log(scripted) if r["path"].startswith("/dropidle/")
              and r["method"] == "POST" and json.loads(r["body"]).get("method") == "tools/call"]
-    assert [json.loads(r["body"])["params"]["arguments"]["text"] for r in calls] == [str(i) for i in range(5)]
-    assert len({r["peer"] for r in calls}) == 5, calls
+    texts = [json.loads(r["body"])["params"]["arguments"]["text"] for r in calls]
+    assert sorted(texts[:3]) == ["a0", "a1", "a2"] and texts[3:] == [str(i) for i in range(5)], texts
+    assert len({r["peer"] for r in calls}) == 8, calls
+
+
+def test_a_cancelled_call_is_sent_once_and_ends_promptly(connect, scripted):
+    """A call in flight on a kept-alive connection is cancelled: its reader is woken at once,
+    and the request is not sent a second time (a closed connection is never a reason to
+    resend what the server may have run)."""
+    reset_log(scripted)
+    c = connect(one(scripted + "/json/mcp", timeout=60000))
+    assert output(c.result("h_echo", '{"text":"warm"}')) == ("echo: warm", False)  # pools one
+    call = c.start("h_echo", '{"text":"slow","delay_ms":3000}')
+    time.sleep(0.5)
+    t0 = time.time()
+    assert c.cancel(call.call_id) == (tnlib.TN_OK, "")
+    out, err = output(call.wait(10))
+    assert err and "cancelled" in out and time.time() - t0 < 2, (out, time.time() - t0)
+    time.sleep(3)  # the server's handler is done by now
+    slow = [r for r in server_log(scripted) if r["path"].startswith("/json/") and r["method"] == "POST"
+            and '"slow"' in (r["body"] or "")]
+    assert len(slow) == 1, slow
+
+
+def test_a_cancel_does_not_wait_for_a_blocked_resolver(connect, scripted):
+    """An elicitation arrives on an asynchronous call's stream and the host's resolver blocks:
+    a cancel still ends the call at once (the resolver runs on the connection's reader thread,
+    not on the thread running the call)."""
+    release = threading.Event()
+
+    def slow(request_json, responder):
+        release.wait(5)
+        return tnlib.TN_RESOLVED
+
+    c = connect(one(scripted + "/sse/mcp", timeout=60000), tnlib.Resolver(slow))
+    call = c.start("h_elicit", "{}")
+    time.sleep(0.7)
+    t0 = time.time()
+    assert c.cancel(call.call_id) == (tnlib.TN_OK, "")
+    out, err = output(call.wait(10))
+    release.set()
+    assert err and "cancelled" in out and time.time() - t0 < 2, (out, time.time() - t0)
+
+
+def test_a_401_that_authorization_does_not_handle_is_sent_once(connect, scripted):
+    """The config sets its own Authorization header, so a 401 on a call is not the library's to
+    handle: the call fails with the status and the body, after one POST."""
+    reset_log(scripted)
+    c = connect(one(scripted + "/call401/mcp", headers={"Authorization": "Bearer fixed-token-1"}))
+    out, err = output(c.result("h_echo", '{"text":"x"}'))
+    assert err and "HTTP 401 Unauthorized: denied" in out, out
+    calls = [r for r in server_log(scripted) if r["path"].startswith("/call401/")
+             and r["method"] == "POST" and json.loads(r["body"]).get("method") == "tools/call"]
+    assert len(calls) == 1, calls
 
 
 def test_a_cancel_ends_a_read_blocked_on_a_stalled_stream(connect, scripted):

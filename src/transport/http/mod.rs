@@ -7,6 +7,7 @@
 //! standalone stream in [`server_stream`]); [`legacy_sse`] the HTTP+SSE fallback.
 
 mod direct;
+mod direct_reply;
 mod legacy_sse;
 mod modern;
 mod pool;

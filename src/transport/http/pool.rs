@@ -49,6 +49,27 @@ impl Sock {
         }
     }
 
+    /// Whether an idle connection is still usable: nothing waiting (or, for TLS, only records
+    /// that leave it open, such as a session ticket).
+    fn still_open(&mut self) -> bool {
+        use std::os::fd::AsRawFd;
+        match crate::sys::peek_idle(self.tcp.as_raw_fd()) {
+            crate::sys::Idle::Quiet => true,
+            crate::sys::Idle::Closed => false,
+            crate::sys::Idle::Data => {
+                let Some(t) = self.tls.as_mut() else {
+                    return false; // plain HTTP: bytes nobody asked for
+                };
+                if self.tcp.set_nonblocking(true).is_err() {
+                    return false;
+                }
+                let mut buf = [0u8; 1];
+                let open = matches!(t.read(&mut buf), Err(e) if e.kind() == ErrorKind::WouldBlock);
+                self.tcp.set_nonblocking(false).is_ok() && open
+            }
+        }
+    }
+
     pub(super) fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         match &mut self.tls {
             None => (&*self.tcp).write_all(bytes),
@@ -75,8 +96,11 @@ pub(super) struct Direct {
     tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
     idle: Mutex<Vec<Sock>>,
     pub(super) table: Mutex<Table>,
-    /// Cleared after a TLS failure: the async path keeps the server from then on.
+    /// Cleared after a TLS failure or a redirect: the async path keeps the server from then on.
     on: std::sync::atomic::AtomicBool,
+    /// After a connection could not be opened, the async path takes the requests for a while
+    /// (it tries and reports in its words, and a black-holed host is not waited on twice).
+    paused_until: Mutex<Option<std::time::Instant>>,
 }
 
 /// Requests whose reply is being read, and which of them are in a thread's hands.
@@ -84,11 +108,13 @@ pub(super) struct Direct {
 pub(super) struct Table {
     /// Written, waiting for their caller to read on.
     pub(super) parked: HashMap<u64, Exchange>,
-    /// Being written or read by some thread: the socket, to shut down when the request ends
-    /// elsewhere (cancelled, failed, answered on another stream).
-    pub(super) busy: HashMap<u64, Arc<TcpStream>>,
-    /// Ended elsewhere while busy: the thread drops it when it is done.
+    /// In some thread's hands (being connected, written or read): the socket once there is one,
+    /// to shut down when the request ends elsewhere (cancelled, failed, answered elsewhere).
+    pub(super) busy: HashMap<u64, Option<Arc<TcpStream>>>,
+    /// Ended elsewhere while busy: the thread stops and drops it.
     pub(super) ended: HashSet<u64>,
+    /// Disconnecting: nothing is pooled or started any more.
+    pub(super) closed: bool,
 }
 
 impl Direct {
@@ -135,6 +161,7 @@ impl Direct {
             idle: Mutex::new(Vec::new()),
             table: Mutex::new(Table::default()),
             on: std::sync::atomic::AtomicBool::new(true),
+            paused_until: Mutex::new(None),
         })
     }
 
@@ -182,50 +209,97 @@ impl Direct {
 
     pub(super) fn enabled(&self) -> bool {
         self.on.load(std::sync::atomic::Ordering::Relaxed)
+            && lock(&self.paused_until).is_none_or(|t| std::time::Instant::now() >= t)
     }
 
+    /// The async path keeps the server from now on.
     pub(super) fn disable(&self) {
         self.on.store(false, std::sync::atomic::Ordering::Relaxed);
         lock(&self.idle).clear();
     }
 
+    /// The async path takes the requests for `d`.
+    pub(super) fn pause(&self, d: Duration) {
+        *lock(&self.paused_until) = Some(std::time::Instant::now() + d);
+    }
+
+    /// A pooled connection that is still open (§5): one the server closed while it sat in the
+    /// pool is dropped here rather than written to, so a request is never sent twice.
     pub(super) fn take_idle(&self) -> Option<Sock> {
-        lock(&self.idle).pop()
+        loop {
+            let mut s = lock(&self.idle).pop()?;
+            if s.still_open() {
+                return Some(s);
+            }
+        }
     }
 
     pub(super) fn put_idle(&self, s: Sock) {
+        let closed = lock(&self.table).closed;
         let mut idle = lock(&self.idle);
-        if idle.len() < MAX_IDLE {
+        if !closed && idle.len() < MAX_IDLE {
             idle.push(s);
         }
     }
 
-    /// Marks `id` as in this thread's hands (with its socket).
-    pub(super) fn hold(&self, id: u64, sock: &Arc<TcpStream>) {
-        lock(&self.table).busy.insert(id, sock.clone());
+    /// Takes request `id` into this thread's hands before anything is sent; false when the
+    /// transport is closing.
+    pub(super) fn claim(&self, id: u64) -> bool {
+        let mut t = lock(&self.table);
+        if t.closed {
+            return false;
+        }
+        t.busy.insert(id, None);
+        true
+    }
+
+    /// Request `id`'s socket, once there is one; false when the request ended meanwhile
+    /// (nothing is written then).
+    pub(super) fn attach(&self, id: u64, sock: &Arc<TcpStream>) -> bool {
+        let mut t = lock(&self.table);
+        if t.ended.contains(&id) || t.closed {
+            return false;
+        }
+        t.busy.insert(id, Some(sock.clone()));
+        true
+    }
+
+    /// Takes parked request `id` into this thread's hands; None when it is not on the direct
+    /// path, Some(None) when it ended meanwhile.
+    pub(super) fn take_parked(&self, id: u64) -> Option<Option<Exchange>> {
+        let mut t = lock(&self.table);
+        let ex = t.parked.remove(&id)?;
+        if t.ended.remove(&id) {
+            return Some(None);
+        }
+        t.busy.insert(id, Some(ex.sock.tcp.clone()));
+        Some(Some(ex))
     }
 
     /// Gives `id` back: parked for its caller to read on, unless it ended meanwhile.
     pub(super) fn release(&self, id: u64, ex: Exchange) {
         let mut t = lock(&self.table);
         t.busy.remove(&id);
-        if !t.ended.remove(&id) {
+        if !t.ended.remove(&id) && !t.closed {
             t.parked.insert(id, ex);
         }
     }
 
-    /// Forgets `id` (its socket is closed with the exchange).
-    pub(super) fn forget(&self, id: u64) {
+    /// Forgets `id`; true when it ended elsewhere meanwhile (then nothing more is started for
+    /// it).
+    pub(super) fn forget(&self, id: u64) -> bool {
         let mut t = lock(&self.table);
         t.busy.remove(&id);
-        t.ended.remove(&id);
+        t.ended.remove(&id) || t.closed
     }
 
     /// Request `id` ended elsewhere: its reply is not read any further.
     pub(super) fn end(&self, id: u64) {
         let mut t = lock(&self.table);
         if let Some(s) = t.busy.get(&id) {
-            let _ = s.shutdown(Shutdown::Both);
+            if let Some(s) = s {
+                let _ = s.shutdown(Shutdown::Both);
+            }
             t.ended.insert(id);
         } else {
             t.parked.remove(&id);
@@ -235,8 +309,11 @@ impl Direct {
     /// Closes everything (the client is disconnecting).
     pub(super) fn close(&self) {
         let mut t = lock(&self.table);
+        t.closed = true;
         for (id, s) in t.busy.drain().collect::<Vec<_>>() {
-            let _ = s.shutdown(Shutdown::Both);
+            if let Some(s) = s {
+                let _ = s.shutdown(Shutdown::Both);
+            }
             t.ended.insert(id);
         }
         t.parked.clear();

@@ -114,6 +114,9 @@ impl HttpTransport {
         let mut retry = retry.map_or(DEFAULT_RETRY, Duration::from_millis);
         let mut empty_resumes = 0;
         loop {
+            if self.closed.load(Ordering::Acquire) {
+                return Err("the connection is closed".into());
+            }
             if let Some(resp) = first.take() {
                 let end = self.consume_sse(resp, Some(id)).await;
                 if end.answered {

@@ -162,6 +162,7 @@ pub(crate) fn connect(
         .spawn(move || {
             let _ended = ended_tx;
             block_sigpipe_on_this_thread();
+            super::direct::mark_reader_thread();
             let run = std::panic::AssertUnwindSafe(|| {
                 while let Some(item) = rx.blocking_recv() {
                     match item {
@@ -219,9 +220,9 @@ impl HttpTransport {
             }
             OutKind::Response { ordered } => ordered,
         };
-        let direct = out.id.is_some() || ordered || super::direct::reading();
+        let direct = out.id.is_some() || ordered || super::direct::answers_direct();
         if direct {
-            out = match self.send_direct(out) {
+            out = match self.send_direct(out, ordered) {
                 Ok(()) => return Ok(()),
                 Err(out) => out,
             };
@@ -239,6 +240,9 @@ impl HttpTransport {
 
     /// Sends `out` on a task of its own (a request's is aborted when the request is given up).
     pub(super) fn spawn_deliver(&self, out: Post) {
+        if self.closed.load(Ordering::Acquire) {
+            return;
+        }
         let Some(me) = self.me.upgrade() else { return };
         let id = out.id;
         let task = runtime().spawn(async move { me.deliver(out).await });
@@ -250,45 +254,11 @@ impl HttpTransport {
         }
     }
 
-    /// After a 401/403 on the direct path (§8): authorization runs with the server's challenge
-    /// on a task, then the request is sent again there (a refresh or login failure fails it).
-    pub(super) fn spawn_after_denial(
-        &self,
-        out: Post,
-        status: u16,
-        challenge: Option<String>,
-        sent_with: u64,
-    ) {
-        let Some(me) = self.me.upgrade() else { return };
-        let id = out.id;
-        let task = runtime().spawn(async move {
-            let mut rounds = crate::auth::Rounds::default();
-            match me
-                .auth
-                .on_denied(status, challenge, sent_with, &mut rounds, id)
-                .await
-            {
-                crate::auth::Denied::Fail(why) => {
-                    if let Some(id) = id {
-                        lock(&me.tasks).remove(&id);
-                        me.file(Inbox::FailOne(id, RequestError::Auth(why))).await;
-                    }
-                }
-                // A new token, or not an authorization matter: sent again, answered as the
-                // async path answers it.
-                crate::auth::Denied::Retry | crate::auth::Denied::Pass => me.deliver(out).await,
-            }
-        });
-        if let Some(id) = id {
-            lock(&self.tasks).insert(id, task.abort_handle());
-            if task.is_finished() {
-                lock(&self.tasks).remove(&id);
-            }
-        }
-    }
-
     /// Resumes request `id`'s event stream after `last_id` on a task of its own (§5).
     pub(super) fn spawn_resume(&self, id: u64, last_id: Option<String>, retry: Option<u64>) {
+        if self.closed.load(Ordering::Acquire) {
+            return;
+        }
         let Some(me) = self.me.upgrade() else { return };
         let task = runtime().spawn(async move {
             let r = me.follow(None, id, last_id, retry).await;
@@ -321,6 +291,19 @@ impl HttpTransport {
                     }
                 }
                 let _ = tx.send(item).await;
+            }
+        }
+    }
+
+    /// [`HttpTransport::file`] from a thread outside the runtime (the direct path): a server
+    /// request is never dropped, so this waits for room when the reader is behind.
+    pub(super) fn file_blocking(&self, item: Inbox) {
+        let Some(tx) = lock(&self.inbox).clone() else {
+            return;
+        };
+        if let Err(mpsc::error::TrySendError::Full(item)) = tx.try_send(item) {
+            if tokio::runtime::Handle::try_current().is_err() {
+                let _ = tx.blocking_send(item);
             }
         }
     }
@@ -433,7 +416,7 @@ impl HttpTransport {
     }
 
     /// One outbound message, end to end; a request that fails is failed on its waiter.
-    async fn deliver(self: Arc<Self>, out: Post) {
+    pub(super) async fn deliver(self: Arc<Self>, out: Post) {
         let id = out.id;
         let r = if matches!(lock(&self.state).mode, Mode::Modern) {
             self.deliver_modern(&out).await

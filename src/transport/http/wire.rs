@@ -42,8 +42,8 @@ pub(super) fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, String> {
             }
             return Ok(None);
         };
-        let text = std::str::from_utf8(&rest[..end])
-            .map_err(|_| "the response head is not text".to_string())?;
+        // Header values that are not UTF-8 are tolerated (as hyper does); none we read needs it.
+        let text = String::from_utf8_lossy(&rest[..end]);
         let mut lines = text.split("\r\n");
         let status_line = lines.next().unwrap_or("");
         let mut parts = status_line.splitn(3, ' ');
@@ -76,8 +76,11 @@ pub(super) fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, String> {
                 head.sse = value.to_ascii_lowercase().starts_with("text/event-stream");
             } else if name.eq_ignore_ascii_case("content-length") {
                 let n: usize = value
-                    .parse()
-                    .map_err(|_| format!("a malformed Content-Length: {}", cut(value)))?;
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+                    .then(|| value.parse().ok())
+                    .flatten()
+                    .ok_or_else(|| format!("a malformed Content-Length: {}", cut(value)))?;
                 if length.is_some_and(|l| l != n) {
                     return Err("two different Content-Length headers".into());
                 }
@@ -101,6 +104,10 @@ pub(super) fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, String> {
             }
         }
         head.framing = if chunked {
+            if length.is_some() {
+                // Both: the length is ignored and the connection not reused (RFC 9112 §6.3).
+                head.keep_alive = false;
+            }
             Framing::Chunked
         } else if let Some(n) = length {
             Framing::Length(n)
@@ -282,6 +289,12 @@ mod tests {
         assert_eq!(parse_head(b"HTTP/1.1 200 OK\r\nA: b\r\n").unwrap(), None);
         assert!(parse_head(b"SSH-2.0-OpenSSH\r\n\r\n").is_err());
         assert!(parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n").is_err());
+        assert!(parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\n").is_err());
+        let (h, _) =
+            head("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n");
+        assert!(h.framing == Framing::Chunked && !h.keep_alive);
+        let raw = b"HTTP/1.1 200 OK\r\nX-Odd: \xff\xfe\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(parse_head(raw).unwrap().unwrap().0.status, 200);
         assert!(parse_head(b"HTTP/1.1 200 OK\r\nno colon\r\n\r\n").is_err());
         assert!(parse_head(&vec![b'a'; MAX_HEAD + 1]).is_err());
     }
