@@ -332,14 +332,19 @@ impl Session {
             if !params.is_empty() {
                 params.push('}');
             }
-            let page = self
+            let mut page = self
                 .request_value(
                     "tools/list",
                     (!params.is_empty()).then_some(params.as_str()),
                 )
                 .map_err(|f| self.failed("tools/list", &f))?;
-            if let Some(Value::Array(items)) = page.get("tools") {
-                tools.extend(items.iter().filter_map(|t| t.as_object().cloned()));
+            // Moved out of the page, not cloned: §3 lists every tool at connect, and a deep
+            // copy of each schema was about 25 µs of a 1.4 ms connect to the bench fixture.
+            if let Some(Value::Array(items)) = page.get_mut("tools").map(Value::take) {
+                tools.extend(items.into_iter().filter_map(|t| match t {
+                    Value::Object(m) => Some(m),
+                    _ => None,
+                }));
             }
             match page.get("nextCursor").and_then(Value::as_str) {
                 Some(next) if !next.is_empty() && seen.insert(next.to_string()) => {
