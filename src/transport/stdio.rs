@@ -236,9 +236,10 @@ impl StdioTransport {
         Ok(())
     }
 
-    fn read_loop(&self, mut out: std::process::ChildStdout, conn: Arc<Conn>, max: usize) {
+    fn read_loop(&self, out: std::process::ChildStdout, conn: Arc<Conn>, max: usize) {
         block_sigpipe_on_this_thread();
-        let mut buf = vec![0u8; 64 * 1024];
+        let fd = out.as_raw_fd(); // `out` stays open until this function returns
+        let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
         let mut line: Vec<u8> = Vec::new();
         let handle = |l: &[u8]| {
             let l = l.strip_suffix(b"\r").unwrap_or(l);
@@ -247,7 +248,8 @@ impl StdioTransport {
             }
         };
         loop {
-            let n = match out.read(&mut buf) {
+            buf.clear();
+            let n = match os::read_appending(fd, &mut buf) {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
