@@ -151,16 +151,18 @@ impl Client {
     /// Names every allowed tool (§0.1), first server in name order wins a collision (§3), and
     /// renders the sorted tool list once.
     fn index_tools(&mut self, listed: Vec<Vec<Map<String, Value>>>) {
+        let total = listed.iter().map(Vec::len).sum();
         // (host name, server index, remote name, the tool as listed)
-        let mut rendered: Vec<(String, usize, String, Map<String, Value>)> = Vec::new();
-        let mut owner_of: HashMap<String, (usize, String)> = HashMap::new();
+        let mut rendered: Vec<(String, usize, String, Map<String, Value>)> =
+            Vec::with_capacity(total);
+        self.tools.reserve(total);
         for (idx, tools) in listed.into_iter().enumerate() {
             let State::Connected(session) = &self.servers[idx].state else {
                 continue;
             };
             let filter = session.spec.tools.clone();
             let server_name = self.servers[idx].name.clone();
-            let mut listed_here = std::collections::HashSet::new();
+            let mut listed_here = std::collections::HashSet::with_capacity(tools.len());
             for t in tools {
                 let Some(remote) = t.get("name").and_then(Value::as_str).map(str::to_string) else {
                     self.servers[idx]
@@ -173,23 +175,23 @@ impl Client {
                     continue;
                 }
                 let host = crate::naming::tool_name(&server_name, &remote);
-                if let Some((other, other_remote)) = owner_of.get(&host) {
+                // The first server in name order owns a name (§3); `self.tools` knows whose it is.
+                if let Some(other) = self.tools.get(&host) {
                     let msg = format!(
-                        "tool `{remote}` is not listed: its name `{host}` collides with tool `{other_remote}` of server `{}`",
-                        self.servers[*other].name
+                        "tool `{remote}` is not listed: its name `{host}` collides with tool `{}` of server `{}`",
+                        other.remote, self.servers[other.server].name
                     );
                     self.servers[idx].warnings.push(msg);
                     continue;
                 }
-                owner_of.insert(host.clone(), (idx, remote.clone()));
-                rendered.push((host.clone(), idx, remote.clone(), t));
                 self.tools.insert(
-                    host,
+                    host.clone(),
                     Tool {
                         server: idx,
-                        remote,
+                        remote: remote.clone(),
                     },
                 );
+                rendered.push((host, idx, remote, t));
                 self.servers[idx].tool_count += 1;
             }
         }
