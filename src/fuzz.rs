@@ -360,6 +360,35 @@ fn fuzz_result_shaping() {
     });
 }
 
+/// Text that `scan::canonical` accepts must be exactly what serde_json writes after parsing it
+/// (the listed tools are passed on as their text on that promise).
+#[test]
+fn fuzz_canonical_is_serde_json_output() {
+    let seeds = [
+        r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"echo","description":"Echo \"it\"\n\u001f","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}],"nextCursor":"c"}}"#,
+        r#"{"a":[1,-0.5,123456789012345678901234567890,true,false,null,{"b":{}},[]],"s":"\\\b\f\n\r\t\u0000é😀"}"#,
+        r#"[{"a":1,"b":{"a":2}},"x",0.0,-0]"#,
+    ];
+    let mut accepted = 0u64;
+    fuzz("canonical", &seeds, |input| {
+        let Ok(text) = std::str::from_utf8(input) else {
+            return;
+        };
+        if !crate::scan::canonical(text) {
+            return;
+        }
+        accepted += 1;
+        let v: serde_json::Value = serde_json::from_str(text).expect("canonical text is JSON");
+        assert_eq!(
+            crate::json::to_text(&v),
+            text,
+            "not as serde_json writes it"
+        );
+    });
+    eprintln!("fuzz canonical: {accepted} of them canonical");
+    assert!(accepted >= 3, "the seeds are canonical");
+}
+
 /// The hot-path scanner must accept exactly what serde_json accepts (as an object), and decode
 /// strings exactly as it does.
 #[test]

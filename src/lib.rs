@@ -9,6 +9,7 @@
 //! |---|---|
 //! | `ffi/` | the exported `tn_*` functions, the panic guard, C strings, the C resolver |
 //! | `client/` | many servers from one config: order, isolation, names, collisions, statuses (§2–§3); `calling`: calls by name, async, cancel, resume |
+//! | `listing` | the tools a server listed, kept as their text when it is already canonical JSON, and their §0.1 objects |
 //! | `session/` | one server's MCP lifecycle (§3, §5, §6): start and era (`probe`), the handshake (`legacy`), MCP 2026-07-28 (`modern`), list, a call's rounds (`rounds`: MRTR, -32042, timeouts), durable suspension (`suspend`) |
 //! | `calls` | calls the host controls: asynchronous calls, cancel, their threads (§7) |
 //! | `conn` | one connection's bookkeeping: ids, pending calls, progress, waking callers; `request`: what one request is and how long it may take |
@@ -38,6 +39,7 @@ pub mod ffi;
 mod fuzz;
 mod json;
 mod jsonrpc;
+mod listing;
 mod live_bridge;
 mod naming;
 pub mod pure;

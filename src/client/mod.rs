@@ -5,10 +5,12 @@
 use crate::config::{self, Entry};
 use crate::conn::RequestError;
 use crate::error::{Error, ErrorKind, Result};
+use crate::listing::ListedTool;
 use crate::live_bridge::LiveBridge;
 use crate::responder::Resolver;
 use crate::session::{self, Session};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -78,7 +80,7 @@ impl Client {
             .count()
             == 1
             && no_runtime_here();
-        let results: Vec<(State, Vec<Map<String, Value>>)> = std::thread::scope(|scope| {
+        let results: Vec<(State, Vec<ListedTool>)> = std::thread::scope(|scope| {
             let open_one = &open_one;
             let handles: Vec<_> = entries
                 .iter()
@@ -121,7 +123,7 @@ impl Client {
                 .collect()
         });
         let mut servers = Vec::new();
-        let mut listed: Vec<Vec<Map<String, Value>>> = Vec::new();
+        let mut listed: Vec<Vec<ListedTool>> = Vec::new();
         for ((name, _), (state, tools)) in entries.into_iter().zip(results) {
             let warnings = match &state {
                 State::Connected(s) => s.warnings.clone(),
@@ -150,11 +152,10 @@ impl Client {
 
     /// Names every allowed tool (§0.1), first server in name order wins a collision (§3), and
     /// renders the sorted tool list once.
-    fn index_tools(&mut self, listed: Vec<Vec<Map<String, Value>>>) {
+    fn index_tools(&mut self, listed: Vec<Vec<ListedTool>>) {
         let total = listed.iter().map(Vec::len).sum();
         // (host name, server index, remote name, the tool as listed)
-        let mut rendered: Vec<(String, usize, String, Map<String, Value>)> =
-            Vec::with_capacity(total);
+        let mut rendered: Vec<(String, usize, String, ListedTool)> = Vec::with_capacity(total);
         self.tools.reserve(total);
         for (idx, tools) in listed.into_iter().enumerate() {
             let State::Connected(session) = &self.servers[idx].state else {
@@ -164,7 +165,7 @@ impl Client {
             let server_name = self.servers[idx].name.clone();
             let mut listed_here = std::collections::HashSet::with_capacity(tools.len());
             for t in tools {
-                let Some(remote) = t.get("name").and_then(Value::as_str).map(str::to_string) else {
+                let Some(remote) = t.name().map(Cow::into_owned) else {
                     self.servers[idx]
                         .warnings
                         .push("a listed tool has no string `name`; skipped".into());
@@ -202,7 +203,7 @@ impl Client {
             if i > 0 {
                 out.push(b',');
             }
-            write_tool(&mut out, host, &self.servers[*idx].name, remote, t);
+            t.write(&mut out, host, &self.servers[*idx].name, remote);
         }
         out.push(b']');
         // Only serde_json's output and ASCII punctuation went in.
@@ -360,108 +361,4 @@ impl<T> Opening<'_, T> {
 
 fn closed() -> Error {
     Error::new(ErrorKind::Closed, "the client is disconnected")
-}
-
-/// The keys of a §0.1 tool object that the library sets; a server's own keys of these names
-/// are not copied.
-const TOOL_KEYS: [&str; 6] = [
-    "name",
-    "description",
-    "inputSchema",
-    "source",
-    "server",
-    "remoteName",
-];
-
-/// §0.1 tool object as JSON text: the fixed keys first, then whatever else the server sent, in
-/// its order (§4: values untouched, numbers as `json::to_text` writes them). Written straight
-/// from the listed tool rather than from a deep copy of it built as a `Value` (§3: every
-/// connect renders the list; the copy was about 60 µs of a 1.4 ms connect to the bench
-/// fixture's 29 tools).
-fn write_tool(out: &mut Vec<u8>, host: &str, server: &str, remote: &str, t: &Map<String, Value>) {
-    out.extend_from_slice(br#"{"name":"#);
-    put(out, host);
-    out.extend_from_slice(br#","description":"#);
-    match t.get("description") {
-        Some(d @ Value::String(_)) => put(out, d),
-        _ => out.extend_from_slice(br#""""#),
-    }
-    out.extend_from_slice(br#","inputSchema":"#);
-    match t.get("inputSchema") {
-        Some(s @ Value::Object(_)) => put(out, s),
-        _ => out.extend_from_slice(br#"{"type":"object"}"#),
-    }
-    out.extend_from_slice(br#","source":"mcp","server":"#);
-    put(out, server);
-    out.extend_from_slice(br#","remoteName":"#);
-    put(out, remote);
-    for (k, v) in t {
-        if !TOOL_KEYS.contains(&k.as_str()) {
-            out.push(b',');
-            put(out, k.as_str());
-            out.push(b':');
-            put(out, v);
-        }
-    }
-    out.push(b'}');
-}
-
-/// `v` as compact JSON, escaped as `json::to_text` escapes (serde_json's writer).
-fn put<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
-    // Writing JSON into a Vec cannot fail.
-    let _ = serde_json::to_writer(out, v);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The §0.1 tool object as it was built before `write_tool`: a `Value`, then `to_text`.
-    fn as_value(host: &str, server: &str, remote: &str, t: &Map<String, Value>) -> String {
-        let mut m = Map::new();
-        m.insert("name".into(), Value::String(host.to_string()));
-        m.insert(
-            "description".into(),
-            t.get("description")
-                .filter(|d| d.is_string())
-                .cloned()
-                .unwrap_or_else(|| Value::String(String::new())),
-        );
-        m.insert(
-            "inputSchema".into(),
-            t.get("inputSchema")
-                .filter(|s| s.is_object())
-                .cloned()
-                .unwrap_or_else(|| serde_json::json!({"type": "object"})),
-        );
-        m.insert("source".into(), Value::String("mcp".into()));
-        m.insert("server".into(), Value::String(server.to_string()));
-        m.insert("remoteName".into(), Value::String(remote.to_string()));
-        for (k, v) in t {
-            if !m.contains_key(k) && k != "name" {
-                m.insert(k.clone(), v.clone());
-            }
-        }
-        crate::json::to_text(&Value::Object(m))
-    }
-
-    #[test]
-    fn tool_text_is_the_value_rendering() {
-        let tools = [
-            r#"{"name":"echo","description":"Echo \"it\"\n","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1E2,"default":1.50}}}}"#,
-            r#"{"name":"bare"}"#,
-            r#"{"name":"odd","description":7,"inputSchema":[],"source":"x","server":"y","remoteName":"z","annotations":{"title":"é😀\u0001"},"_meta":null}"#,
-            r#"{"z":1,"name":"late","inputSchema":{},"a":[1,{"b":123456789012345678901234567890}]}"#,
-        ];
-        for text in tools {
-            let t = crate::json::parse_object(text, "tool").unwrap();
-            let mut out = Vec::new();
-            write_tool(&mut out, "my_server_x", "my server", "x.y", &t);
-            assert_eq!(
-                String::from_utf8(out).unwrap(),
-                as_value("my_server_x", "my server", "x.y", &t),
-                "{text}"
-            );
-        }
-    }
 }
