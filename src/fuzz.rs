@@ -360,7 +360,7 @@ fn fuzz_result_shaping() {
     });
 }
 
-/// Text that `scan::canonical` accepts must be exactly what serde_json writes after parsing it
+/// Text that `canon::canonical` accepts must be exactly what serde_json writes after parsing it
 /// (the listed tools are passed on as their text on that promise).
 #[test]
 fn fuzz_canonical_is_serde_json_output() {
@@ -374,7 +374,7 @@ fn fuzz_canonical_is_serde_json_output() {
         let Ok(text) = std::str::from_utf8(input) else {
             return;
         };
-        if !crate::scan::canonical(text) {
+        if !crate::canon::canonical(text) {
             return;
         }
         accepted += 1;
@@ -387,6 +387,42 @@ fn fuzz_canonical_is_serde_json_output() {
     });
     eprintln!("fuzz canonical: {accepted} of them canonical");
     assert!(accepted >= 3, "the seeds are canonical");
+}
+
+/// A `tools/list` page read by position gives the same tools, names, rendering and cursor as
+/// the same page parsed into values.
+#[test]
+fn fuzz_listing_by_position_matches_parsing() {
+    let seeds = [
+        r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"echo","description":"Echo "it"
+","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}},{"name":"x.y","source":1,"annotations":{"title":"é"},"inputSchema":[]},7],"nextCursor":"c2"}}"#,
+        r#"{"id":3,"error":{"code":-32601},"result":{"x":{"tools":[{"name":"no"}]},"tools":[{"description":null,"name":"a"}]}}"#,
+    ];
+    let render = |t: &crate::listing::ListedTool| {
+        let mut out = Vec::new();
+        t.write(&mut out, "s_t", "s", "t");
+        out
+    };
+    let mut by_position = 0u64;
+    fuzz("listing", &seeds, |input| {
+        let Ok(text) = std::str::from_utf8(input) else {
+            return;
+        };
+        let Some((fast, fast_cursor)) = crate::listing::page(text) else {
+            return;
+        };
+        by_position += 1;
+        let (slow, slow_cursor) =
+            crate::listing::parsed_page(text).expect("a canonical page parses");
+        assert_eq!(fast_cursor, slow_cursor, "{text}");
+        assert_eq!(fast.len(), slow.len(), "{text}");
+        for (a, b) in fast.iter().zip(&slow) {
+            assert_eq!(a.name(), b.name(), "{text}");
+            assert_eq!(render(a), render(b), "{text}");
+        }
+    });
+    eprintln!("fuzz listing: {by_position} of them read by position");
+    assert!(by_position >= 2, "the seeds are read by position");
 }
 
 /// The hot-path scanner must accept exactly what serde_json accepts (as an object), and decode

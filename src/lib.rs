@@ -22,6 +22,7 @@
 //! | `pure`, `adapters` | the JSON-in/JSON-out functions; tools in a provider's shape |
 //! | `config`, `secrets` | §2 config parsing, `${ENV}` headers; masking secrets in quoted text (§9) |
 //! | `naming`, `shape`, `jsonrpc`, `scan`, `json`, `timer`, `error` | names (§0.1), results (§1), framing, byte scanning, JSON text, timers, errors |
+//! | `canon` | whether JSON text is already what serde_json would write (then it is passed on as it is), and where its outer members are |
 #![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
@@ -29,6 +30,7 @@ mod adapters;
 mod auth;
 mod bridge;
 mod calls;
+mod canon;
 mod client;
 mod clock;
 mod config;

@@ -7,45 +7,103 @@
 //! write it out again was most of the library's own work in a connect (callgrind, the bench
 //! fixture's 29 tools: ~40% of the host's user-space instructions per connect).
 
+use crate::canon::{self, Member};
 use crate::scan;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::ops::Range;
 
 /// One tool object as a server listed it.
 pub(crate) enum ListedTool {
-    /// Its JSON text, canonical ([`scan::canonical`]): the text `json::to_text` would write.
-    Text(String),
+    /// Its JSON text, canonical ([`canon::canonical`]: the text `json::to_text` would write),
+    /// and where in it each member's key (quotes included) and value are.
+    Text {
+        text: String,
+        members: Vec<(Range<usize>, Range<usize>)>,
+    },
     Parsed(Map<String, Value>),
 }
 
-/// The tools and `nextCursor` of a `tools/list` response line, read without building a tree;
-/// None when the line is not canonical or has no object `result` (then the caller parses it).
+/// The tools and `nextCursor` of a `tools/list` response line, taken apart in the one pass that
+/// checks it; None when the line is not canonical or has no object `result` (then the caller
+/// parses it).
 pub(crate) fn page(line: &str) -> Option<(Vec<ListedTool>, Option<String>)> {
-    if !scan::canonical(line) {
+    // Noted: the response's members (depth 1), the result's (2), the tools (3), theirs (4).
+    let mut tape = Vec::new();
+    if !canon::is_canonical(line, 4, &mut tape) {
         return None;
     }
-    // Canonical text spells each key one way and has each key once.
-    let mut result = None;
-    scan::for_each_entry(line, |k, v| {
-        if k == r#""result""# {
-            result = Some(v);
+    let text = |r: &Range<usize>| &line[r.clone()];
+    let inside =
+        |m: &Member, outer: &Range<usize>| outer.start <= m.value.start && m.value.end <= outer.end;
+    // Canonical text spells each key one way and has each key once per object.
+    let result = tape
+        .iter()
+        .find(|m| m.depth == 1 && text(&m.key) == r#""result""#)?
+        .value
+        .clone();
+    if !text(&result).starts_with('{') {
+        return None;
+    }
+    let (mut list, mut cursor) = (None, None);
+    for m in tape.iter().filter(|m| m.depth == 2 && inside(m, &result)) {
+        match text(&m.key) {
+            r#""tools""# if text(&m.value).starts_with('[') => list = Some(m.value.clone()),
+            r#""nextCursor""# => cursor = scan::decode_string(text(&m.value)).map(Cow::into_owned),
+            _ => {}
         }
-    });
-    let result = result.filter(|r| r.starts_with('{'))?;
-    let (mut tools, mut cursor) = (Vec::new(), None);
-    scan::for_each_entry(result, |k, v| match k {
-        r#""tools""# => {
-            tools = scan::elements(v)
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|t| t.starts_with('{'))
-                .map(|t| ListedTool::Text(t.to_string()))
-                .collect();
+    }
+    let mut tools = Vec::new();
+    let Some(list) = list else {
+        return Some((tools, cursor));
+    };
+    // Each element comes after its own members on the tape, and after those of the element
+    // (or other depth-3 member) noted before it.
+    let mut first = 0;
+    for (at, m) in tape.iter().enumerate() {
+        if m.depth != 3 {
+            continue;
         }
-        r#""nextCursor""# => cursor = scan::decode_string(v).map(Cow::into_owned),
-        _ => {}
-    });
+        let before = &tape[first..at];
+        first = at + 1;
+        if !inside(m, &list) || !text(&m.value).starts_with('{') {
+            continue;
+        }
+        let base = m.value.start;
+        let members = before
+            .iter()
+            .filter(|x| x.depth == 4 && inside(x, &m.value))
+            .map(|x| {
+                (
+                    x.key.start - base..x.key.end - base,
+                    x.value.start - base..x.value.end - base,
+                )
+            })
+            .collect();
+        tools.push(ListedTool::Text {
+            text: text(&m.value).to_string(),
+            members,
+        });
+    }
     Some((tools, cursor))
+}
+
+/// A `tools/list` page parsed into values: its tools (moved out of it, not copied) and its
+/// `nextCursor`; the error object (or what was wrong) when it has no `result`.
+pub(crate) fn parsed_page(line: &str) -> Result<(Vec<ListedTool>, Option<String>), Value> {
+    let mut page = crate::jsonrpc::result_value(line)?;
+    let mut tools = Vec::new();
+    if let Some(Value::Array(items)) = page.get_mut("tools").map(Value::take) {
+        tools.extend(items.into_iter().filter_map(|t| match t {
+            Value::Object(m) => Some(ListedTool::Parsed(m)),
+            _ => None,
+        }));
+    }
+    let next = page
+        .get("nextCursor")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Ok((tools, next))
 }
 
 impl ListedTool {
@@ -53,15 +111,10 @@ impl ListedTool {
     pub(crate) fn name(&self) -> Option<Cow<'_, str>> {
         match self {
             ListedTool::Parsed(m) => m.get("name").and_then(Value::as_str).map(Cow::Borrowed),
-            ListedTool::Text(t) => {
-                let mut name = None;
-                scan::for_each_entry(t, |k, v| {
-                    if k == r#""name""# {
-                        name = Some(v);
-                    }
-                });
-                name.and_then(scan::decode_string)
-            }
+            ListedTool::Text { text, members } => members
+                .iter()
+                .find(|(k, _)| &text[k.clone()] == r#""name""#)
+                .and_then(|(_, v)| scan::decode_string(&text[v.clone()])),
         }
     }
 
@@ -69,8 +122,8 @@ impl ListedTool {
     pub(crate) fn to_map(&self) -> Cow<'_, Map<String, Value>> {
         match self {
             ListedTool::Parsed(m) => Cow::Borrowed(m),
-            ListedTool::Text(t) => {
-                Cow::Owned(crate::json::parse_object(t, "tool").unwrap_or_default())
+            ListedTool::Text { text, .. } => {
+                Cow::Owned(crate::json::parse_object(text, "tool").unwrap_or_default())
             }
         }
     }
@@ -78,39 +131,43 @@ impl ListedTool {
     /// Writes the §0.1 tool object: the fixed keys first, then whatever else the server sent,
     /// in its order.
     pub(crate) fn write(&self, out: &mut Vec<u8>, host: &str, server: &str, remote: &str) {
-        let (description, schema, rest) = match self {
-            ListedTool::Parsed(m) => {
-                return write_parsed(out, host, server, remote, m);
-            }
-            ListedTool::Text(t) => {
-                let (mut description, mut schema, mut rest) = (None, None, Vec::new());
-                scan::for_each_entry(t, |k, v| match k {
-                    r#""description""# => description = Some(v),
-                    r#""inputSchema""# => schema = Some(v),
-                    _ if TOOL_KEYS
-                        .iter()
-                        .any(|f| k.len() == f.len() + 2 && &k[1..k.len() - 1] == *f) => {}
-                    _ => rest.push((k, v)),
-                });
-                (description, schema, rest)
-            }
+        let (text, members) = match self {
+            ListedTool::Parsed(m) => return write_parsed(out, host, server, remote, m),
+            ListedTool::Text { text, members } => (text, members),
+        };
+        let member = |key: &str| {
+            members
+                .iter()
+                .find(|(k, _)| {
+                    text[k.clone()]
+                        .strip_prefix('"')
+                        .and_then(|k| k.strip_suffix('"'))
+                        == Some(key)
+                })
+                .map(|(_, v)| &text[v.clone()])
         };
         head(out, host);
-        match description.filter(|d| d.starts_with('"')) {
+        match member("description").filter(|d| d.starts_with('"')) {
             Some(d) => out.extend_from_slice(d.as_bytes()),
             None => out.extend_from_slice(br#""""#),
         }
         out.extend_from_slice(br#","inputSchema":"#);
-        match schema.filter(|s| s.starts_with('{')) {
+        match member("inputSchema").filter(|s| s.starts_with('{')) {
             Some(s) => out.extend_from_slice(s.as_bytes()),
             None => out.extend_from_slice(br#"{"type":"object"}"#),
         }
         tail(out, server, remote);
-        for (k, v) in rest {
-            out.push(b',');
-            out.extend_from_slice(k.as_bytes());
-            out.push(b':');
-            out.extend_from_slice(v.as_bytes());
+        for (k, v) in members {
+            let key = &text[k.clone()];
+            if !TOOL_KEYS
+                .iter()
+                .any(|f| key.len() == f.len() + 2 && &key[1..key.len() - 1] == *f)
+            {
+                out.push(b',');
+                out.extend_from_slice(key.as_bytes());
+                out.push(b':');
+                out.extend_from_slice(text[v.clone()].as_bytes());
+            }
         }
         out.push(b'}');
     }
@@ -227,9 +284,10 @@ mod tests {
             let t = crate::json::parse_object(text, "tool").unwrap();
             let want = as_value("my_server_x", "my server", "x.y", &t);
             assert_eq!(written(&ListedTool::Parsed(t)), want, "{text}");
-            if scan::canonical(text) {
+            let line = format!(r#"{{"result":{{"tools":[{text}]}}}}"#);
+            if let Some((listed, _)) = page(&line) {
                 texts += 1;
-                assert_eq!(written(&ListedTool::Text(text.into())), want, "{text}");
+                assert_eq!(written(&listed[0]), want, "{text}");
             }
         }
         assert_eq!(texts, 3, "the canonical ones are written from their text");

@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 /// Deepest nesting accepted, as serde_json (it refuses the 128th level).
-const MAX_DEPTH: usize = 127;
+pub(crate) const MAX_DEPTH: usize = 127;
 
 /// The raw JSON texts of the top-level `id` and `method` of an object.
 #[derive(Debug, Default, PartialEq)]
@@ -78,7 +78,7 @@ fn digits(s: &[u8], mut i: usize) -> usize {
 }
 
 /// The index just past the number starting at `i` (JSON's grammar exactly).
-fn number(s: &[u8], mut i: usize) -> Option<usize> {
+pub(crate) fn number(s: &[u8], mut i: usize) -> Option<usize> {
     if s.get(i) == Some(&b'-') {
         i += 1;
     }
@@ -189,105 +189,6 @@ pub fn top_level(line: &[u8]) -> Option<TopLevel<'_>> {
         _ => {}
     })?;
     (skip_ws(line, end) == line.len()).then_some(out)
-}
-
-/// Whether `text` is one JSON value written exactly as serde_json writes it back after parsing
-/// it with this crate's features (`json::to_text` of `json::parse`, §4): no whitespace, only the
-/// escapes serde_json writes (`\"` `\\` `\b` `\f` `\n` `\r` `\t`, other control characters
-/// as lower-case `\u00xx`), no exponent in a number (the parser rewrites each as `e+`/`e-`), and
-/// no key twice in an object (the parsed map keeps one). Such text can be passed on as it is
-/// instead of being parsed into a tree and written again. Validates as it goes (nesting as
-/// serde_json allows): true means valid JSON too.
-pub fn canonical(text: &str) -> bool {
-    let mut keys = Vec::new();
-    canon_value(text.as_bytes(), 0, 0, &mut keys) == Some(text.len())
-}
-
-/// The index just past the canonical value at `i`, inside `depth` containers; `keys` is scratch
-/// for the duplicate check (each object's keys are pushed, checked, and popped).
-fn canon_value<'a>(s: &'a [u8], i: usize, depth: usize, keys: &mut Vec<&'a [u8]>) -> Option<usize> {
-    match *s.get(i)? {
-        b'"' => canon_string(s, i),
-        b'{' | b'[' if depth >= MAX_DEPTH => None,
-        b'{' => {
-            let mark = keys.len();
-            let mut j = i + 1;
-            if s.get(j) != Some(&b'}') {
-                loop {
-                    if s.get(j) != Some(&b'"') {
-                        return None;
-                    }
-                    let key_end = canon_string(s, j)?;
-                    keys.push(&s[j..key_end]);
-                    if s.get(key_end) != Some(&b':') {
-                        return None;
-                    }
-                    j = canon_value(s, key_end + 1, depth + 1, keys)?;
-                    match *s.get(j)? {
-                        b',' => j += 1,
-                        b'}' => break,
-                        _ => return None,
-                    }
-                }
-            }
-            // One spelling per string (the escapes above), so equal texts are equal keys.
-            let own = &mut keys[mark..];
-            own.sort_unstable();
-            let twice = own.windows(2).any(|w| w[0] == w[1]);
-            keys.truncate(mark);
-            (!twice).then_some(j + 1)
-        }
-        b'[' => {
-            let mut j = i + 1;
-            if s.get(j) == Some(&b']') {
-                return Some(j + 1);
-            }
-            loop {
-                j = canon_value(s, j, depth + 1, keys)?;
-                match *s.get(j)? {
-                    b',' => j += 1,
-                    b']' => return Some(j + 1),
-                    _ => return None,
-                }
-            }
-        }
-        b't' => s[i..].starts_with(b"true").then_some(i + 4),
-        b'f' => s[i..].starts_with(b"false").then_some(i + 5),
-        b'n' => s[i..].starts_with(b"null").then_some(i + 4),
-        _ => number(s, i).filter(|&end| !s[i..end].iter().any(|&b| b | 0x20 == b'e')),
-    }
-}
-
-/// The index just past the string at `i` if it is valid and spelled as serde_json spells it.
-fn canon_string(s: &[u8], mut i: usize) -> Option<usize> {
-    i += 1;
-    loop {
-        i += s
-            .get(i..)?
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-        match s[i] {
-            b'"' => return Some(i + 1),
-            b'\\' => match *s.get(i + 1)? {
-                b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
-                b'u' => {
-                    let v = match *s.get(i + 2..i + 6)? {
-                        [b'0', b'0', hi @ (b'0' | b'1'), lo @ (b'0'..=b'9' | b'a'..=b'f')] => {
-                            (hi - b'0') * 16 + (lo as char).to_digit(16)? as u8
-                        }
-                        _ => return None,
-                    };
-                    // These five have short escapes, which serde_json writes instead.
-                    if matches!(v, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d) {
-                        return None;
-                    }
-                    i += 6;
-                }
-                _ => return None,
-            },
-            _ => return None,
-        }
-    }
 }
 
 /// The index just past the string at `i` in text already known to be valid.
@@ -511,40 +412,6 @@ mod tests {
             let d = deep(n);
             let serde = serde_json::from_str::<serde_json::Value>(&d).is_ok();
             assert_eq!(top_level(d.as_bytes()).is_some(), serde, "depth {n}");
-        }
-    }
-
-    #[test]
-    fn canonical_is_what_serde_json_writes() {
-        let yes = [
-            r#"{"a":[1,-0.5,{}],"b":"x\"\\\n\u001f\u0000é","c":null,"d":true}"#,
-            "[]",
-            "0",
-            r#"{"a":{"a":1}}"#,
-        ];
-        let no = [
-            r#"{"a": 1}"#,
-            r#"{"a":1E2}"#,
-            r#"{"a":1e+2}"#,
-            r#"{"a":"\/"}"#,
-            r#"{"a":"\u00e9"}"#,
-            r#"{"a":"\u001F"}"#,
-            r#"{"a":"\u000a"}"#,
-            r#"{"a":1,"a":2}"#,
-            r#"{"a":1"#,
-            "[1,]",
-            "{\"a\":\"\t\"}",
-        ];
-        for t in yes {
-            assert!(canonical(t), "{t}");
-        }
-        for t in no {
-            assert!(!canonical(t), "{t}");
-        }
-        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
-        for n in [126, 127, 128] {
-            let serde = serde_json::from_str::<serde_json::Value>(&deep(n)).is_ok();
-            assert_eq!(canonical(&deep(n)), serde, "depth {n}");
         }
     }
 

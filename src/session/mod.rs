@@ -18,7 +18,6 @@ use crate::listing::{self, ListedTool};
 use crate::live_bridge::LiveBridge;
 use crate::transport::{Era, Transport};
 use modern::MODERN_VERSION;
-use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex};
@@ -329,7 +328,8 @@ impl Session {
                 .map_err(|f| self.failed("tools/list", &f))?;
             let (listed, next) = match listing::page(&line) {
                 Some(page) => page,
-                None => parsed_page(&line).map_err(|f| self.failed("tools/list", &f))?,
+                None => listing::parsed_page(&line)
+                    .map_err(|e| self.failed("tools/list", &RequestError::Rpc(e)))?,
             };
             tools.extend(listed);
             match next {
@@ -360,22 +360,4 @@ impl Session {
         }
         Ok(tools)
     }
-}
-
-/// A `tools/list` page that [`listing::page`] does not read by position: parsed, its tools
-/// moved out of it (not copied), and its `nextCursor`.
-fn parsed_page(line: &str) -> Result<(Vec<ListedTool>, Option<String>), RequestError> {
-    let mut page = crate::jsonrpc::result_value(line).map_err(RequestError::Rpc)?;
-    let mut tools = Vec::new();
-    if let Some(Value::Array(items)) = page.get_mut("tools").map(Value::take) {
-        tools.extend(items.into_iter().filter_map(|t| match t {
-            Value::Object(m) => Some(ListedTool::Parsed(m)),
-            _ => None,
-        }));
-    }
-    let next = page
-        .get("nextCursor")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    Ok((tools, next))
 }
