@@ -1,8 +1,8 @@
 //! The few POSIX calls the transports need, wrapped safely (`unsafe` lives here and in
 //! `src/ffi/` only): a stdin pipe that can never raise SIGPIPE, bounded writes, process-group
 //! signals, peeking at a child's exit without reaping it (so a recycled pgid is never
-//! signalled), and waiting for that exit on a pidfd rather than on a timer (§3: disconnect is
-//! prompt as well as bounded).
+//! signalled), waiting for that exit on a pidfd rather than on a timer (§3: disconnect is
+//! prompt as well as bounded), and the epoll set every child's stderr is drained from.
 
 #![allow(unsafe_code)]
 
@@ -274,6 +274,50 @@ pub fn group_alive(pgid: i32) -> bool {
     // SAFETY: signal 0 only checks for the group's existence; no memory is involved.
     let r = unsafe { libc::kill(-pgid, 0) };
     r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// A new epoll instance (close-on-exec): the one descriptor the stderr drain waits on for every
+/// child's stderr (transport/stderr.rs).
+pub fn epoll_create() -> io::Result<OwnedFd> {
+    // SAFETY: epoll_create1 takes flags and returns a new descriptor or -1; no memory is involved.
+    let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor was just created and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Adds `fd` to `epoll`, readable or hung up, reported with `token`.
+pub fn epoll_add(epoll: RawFd, fd: RawFd, token: u64) -> io::Result<()> {
+    let mut ev = libc::epoll_event {
+        events: (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
+        u64: token,
+    };
+    // SAFETY: a valid epoll_event; both descriptors are open (the caller owns them).
+    if unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Removes `fd` from `epoll` (before `fd` is closed).
+pub fn epoll_remove(epoll: RawFd, fd: RawFd) {
+    // SAFETY: a NULL event is allowed for EPOLL_CTL_DEL since Linux 2.6.9; no memory is written.
+    unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) };
+}
+
+/// Waits (without a timeout) for events on `epoll` and appends their tokens to `tokens`.
+pub fn epoll_wait(epoll: RawFd, tokens: &mut Vec<u64>) -> io::Result<()> {
+    const MAX: usize = 64;
+    let mut events = [libc::epoll_event { events: 0, u64: 0 }; MAX];
+    // SAFETY: `events` has room for MAX entries, which is what the kernel may write.
+    let n = unsafe { libc::epoll_wait(epoll, events.as_mut_ptr(), MAX as libc::c_int, -1) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    tokens.extend(events[..n as usize].iter().map(|e| e.u64));
+    Ok(())
 }
 
 pub use libc::{SIGKILL, SIGTERM};
