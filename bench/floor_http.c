@@ -267,19 +267,26 @@ static head read_head(fh *h, hconn *c, int keep_sid) {
   return hd;
 }
 
-/* the Content-Length body, NUL-terminated, valid until the next read on c */
-static char *read_body(hconn *c, long clen) {
+/* Reading into caller buffers (MSG_MAX bytes, on the caller's stack), not into thread-local
+ * ones: static TLS is allocated and zeroed for every thread of the process, the library's
+ * reader threads included, so 3 x 64 KiB of _Thread_local here cost ours (two threads per
+ * server) twice what it cost the floor, in RSS per server and in each connect. */
+#define MSG_MAX 65536
+
+/* the Content-Length body, NUL-terminated, into out (MSG_MAX bytes), or skipped when out is
+ * NULL */
+static void read_body(hconn *c, long clen, char *out) {
   if ((size_t)clen + 1 > sizeof c->buf) die("floor-http: body too long");
   if (need(c, (size_t)clen + 1 - 1) != 0) die("floor-http: short body");
-  static _Thread_local char out[65536];
-  memcpy(out, c->buf + c->off, (size_t)clen);
-  out[clen] = 0;
+  if (out) {
+    memcpy(out, c->buf + c->off, (size_t)clen);
+    out[clen] = 0;
+  }
   c->off += (size_t)clen;
-  return out;
 }
 
-/* the next chunk, NUL-terminated (valid until the next read on c); NULL at the last chunk */
-static char *read_chunk(hconn *c, size_t *len) {
+/* the next chunk, NUL-terminated, into out (MSG_MAX bytes); NULL at the last chunk */
+static char *read_chunk(hconn *c, size_t *len, char *out) {
   size_t n;
   char *s = until(c, "\r\n", &n);
   size_t sz = strtoul(s, NULL, 16);
@@ -289,7 +296,6 @@ static char *read_chunk(hconn *c, size_t *len) {
   }
   if (sz + 2 > sizeof c->buf) die("floor-http: chunk too long");
   if (need(c, sz + 2) != 0) die("floor-http: short chunk");
-  static _Thread_local char out[65536];
   memcpy(out, c->buf + c->off, sz);
   out[sz] = 0;
   c->off += sz + 2;
@@ -297,9 +303,9 @@ static char *read_chunk(hconn *c, size_t *len) {
   return out;
 }
 
-/* POST a request and return its response message (JSON text). Server requests arriving on its
- * stream are answered on another pooled connection. */
-static char *call(fh *h, const char *method, const char *params, int keep_sid) {
+/* POST a request and return its response message (JSON text) in out (MSG_MAX bytes). Server
+ * requests arriving on its stream are answered on another pooled connection. */
+static char *call(fh *h, const char *method, const char *params, int keep_sid, char *out) {
   char body[4096];
   unsigned long id = atomic_fetch_add(&h->next_id, 1);
   snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":%lu,\"method\":\"%s\"%s%s}", id,
@@ -310,11 +316,13 @@ static char *call(fh *h, const char *method, const char *params, int keep_sid) {
   if (hd.status != 200) die("floor-http: %s answered HTTP %d", method, hd.status);
   char *msg = NULL;
   if (!hd.chunked) {
-    msg = read_body(c, hd.clen);
+    read_body(c, hd.clen, out);
+    msg = out;
   } else {
     size_t n;
     char *ev;
-    while ((ev = read_chunk(c, &n))) {
+    char evbuf[MSG_MAX];
+    while ((ev = read_chunk(c, &n, evbuf))) {
       char *data = strstr(ev, "data: ");
       if (!data || data[6] == '\n' || data[6] == '\r' || data[6] == 0) continue; /* priming */
       data += 6;
@@ -332,13 +340,12 @@ static char *call(fh *h, const char *method, const char *params, int keep_sid) {
         post(h, c2, "POST", ans);
         head h2 = read_head(h, c2, 0);
         if (h2.status != 202) die("floor-http: answer got HTTP %d", h2.status);
-        if (h2.clen) read_body(c2, h2.clen);
+        if (h2.clen) read_body(c2, h2.clen, NULL);
         hc_put(h, c2);
       } else if (rid) {
-        static _Thread_local char keep[65536];
-        memcpy(keep, data, dl);
-        keep[dl] = 0;
-        msg = keep;
+        memcpy(out, data, dl);
+        out[dl] = 0;
+        msg = out;
       }
     }
   }
@@ -354,7 +361,7 @@ static void notify(fh *h, const char *method) {
   post(h, c, "POST", body);
   head hd = read_head(h, c, 0);
   if (hd.status != 202) die("floor-http: %s got HTTP %d", method, hd.status);
-  if (hd.clen) read_body(c, hd.clen);
+  if (hd.clen) read_body(c, hd.clen, NULL);
   hc_put(h, c);
 }
 
@@ -385,14 +392,15 @@ static void *fh_connect(const char *url, int n) {
   h->addr.sin_family = AF_INET;
   h->addr.sin_port = htons((uint16_t)port);
   if (inet_pton(AF_INET, h->host, &h->addr.sin_addr) != 1) die("floor-http: bad host %s", h->host);
+  char out[MSG_MAX];
   char *r = call(h, "initialize",
                  "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"elicitation\":{}},"
                  "\"clientInfo\":{\"name\":\"floor\",\"version\":\"0\"}}",
-                 1);
+                 1, out);
   if (!strstr(r, "\"protocolVersion\":\"2025-11-25\"") || !h->sid[0])
     die("floor-http: initialize: %s", r);
   notify(h, "notifications/initialized");
-  r = call(h, "tools/list", NULL, 0);
+  r = call(h, "tools/list", NULL, 0, out);
   if (!strstr(r, "\"echo\"")) die("floor-http: tools/list: %.200s", r);
   return h;
 }
@@ -407,7 +415,7 @@ static void fh_disconnect(void *p) {
   hconn *c = hc_get(h);
   post(h, c, "DELETE", NULL);
   head hd = read_head(h, c, 0);
-  if (hd.clen) read_body(c, hd.clen);
+  if (hd.clen) read_body(c, hd.clen, NULL);
   hc_put(h, c);
   while ((c = h->idle)) {
     h->idle = c->next;
@@ -418,12 +426,14 @@ static void fh_disconnect(void *p) {
 }
 
 static int fh_echo(void *p) {
-  char *r = call(p, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"hello\"}}", 0);
+  char out[MSG_MAX];
+  char *r = call(p, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"hello\"}}", 0, out);
   return strstr(r, "\"text\":\"hello\"") ? 0 : -1;
 }
 
 static int fh_ask(void *p) {
-  char *r = call(p, "tools/call", "{\"name\":\"ask_form\",\"arguments\":{}}", 0);
+  char out[MSG_MAX];
+  char *r = call(p, "tools/call", "{\"name\":\"ask_form\",\"arguments\":{}}", 0, out);
   return strstr(r, "accept") ? 0 : -1;
 }
 

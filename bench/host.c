@@ -26,6 +26,9 @@
  *       connect N servers, a few echo calls and elicitations, print the peak RSS
  *       (getrusage ru_maxrss) of this process while still connected. With other --calls /
  *       --asks counts it doubles as a plain workload for valgrind/perf (bench/README.md).
+ *   host cycles --who ours|floor --servers N --fixture PATH [--cycles 10]
+ *       connect N servers, check, disconnect, --cycles times: a connect workload for
+ *       valgrind/perf (two runs with different --cycles cancel start-up, bench/README.md).
  *
  * Built twice by scripts/bench: build/bench/host (both contenders; links libtoolnexus) and
  * build/bench/host-floor (-DFLOOR_ONLY: the floor alone, so its RSS does not include the
@@ -100,7 +103,7 @@ typedef struct {
   int seq_calls, seq_blocks, seq_warmup;
   int ask_calls, ask_blocks, ask_warmup;
   int conc_groups, conc_per_group, conc_windows, conc_warmup_ms, conc_ms;
-  int servers, rss_calls, rss_asks;
+  int servers, rss_calls, rss_asks, cycles;
 } params;
 
 static void parse(int argc, char **argv, params *p) {
@@ -109,7 +112,7 @@ static void parse(int argc, char **argv, params *p) {
                 .startupN_reps = 3, .seq_calls = 5000, .seq_blocks = 10, .seq_warmup = 300,
                 .ask_calls = 1000, .ask_blocks = 10, .ask_warmup = 50, .conc_groups = 4,
                 .conc_per_group = 4, .conc_windows = 4, .conc_warmup_ms = 30, .conc_ms = 150,
-                .servers = 1, .rss_calls = 200, .rss_asks = 5, .http = 1, .cold_reps = 5,
+                .servers = 1, .rss_calls = 200, .rss_asks = 5, .cycles = 10, .http = 1, .cold_reps = 5,
                 .probe_reps = 7, .async_windows = 4, .http_connect_reps = 7,
                 .http_seq = 2000, .http_ask = 500};
   p->self = argv[0];
@@ -131,6 +134,7 @@ static void parse(int argc, char **argv, params *p) {
     else if (!strcmp(a, "--servers")) p->servers = atoi(v);
     else if (!strcmp(a, "--calls")) p->rss_calls = atoi(v);
     else if (!strcmp(a, "--asks")) p->rss_asks = atoi(v);
+    else if (!strcmp(a, "--cycles")) p->cycles = atoi(v);
     else if (!strcmp(a, "--seq")) p->seq_calls = atoi(v);
     else if (!strcmp(a, "--ask")) p->ask_calls = atoi(v);
     else if (!strcmp(a, "--conc-ms")) p->conc_ms = atoi(v);
@@ -565,6 +569,16 @@ static void cold(const params *p) {
   o->disconnect(h);
 }
 
+/* connect, check, disconnect, again and again: a connect workload for valgrind/perf */
+static void cycles(const params *p) {
+  const client_ops *o = ops_named(p->who);
+  for (int i = 0; i < p->cycles; i++) {
+    void *h = o->connect(p->fixture, p->servers);
+    o->check(h, p->servers);
+    o->disconnect(h);
+  }
+}
+
 /* ------------------------------------------------------------------ rss */
 
 static void rss(const params *p) {
@@ -586,7 +600,7 @@ int main(int argc, char **argv) {
   /* The floor needs SIGPIPE ignored (a dead child is then a write error); toolnexus handles
    * it itself. Setting it for the whole process changes nothing for the library. */
   signal(SIGPIPE, SIG_IGN);
-  if (argc < 2) die("usage: host perf|rss --fixture PATH [options] (see bench/README.md)");
+  if (argc < 2) die("usage: host perf|rss|cold|cycles --fixture PATH [options] (see bench/README.md)");
   params p;
   parse(argc, argv, &p);
   if (!strcmp(argv[1], "perf")) {
@@ -595,6 +609,8 @@ int main(int argc, char **argv) {
 #else
     perf(&p);
 #endif
+  } else if (!strcmp(argv[1], "cycles")) {
+    cycles(&p);
   } else if (!strcmp(argv[1], "rss")) {
     rss(&p);
   } else if (!strcmp(argv[1], "cold")) {

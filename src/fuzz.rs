@@ -360,6 +360,71 @@ fn fuzz_result_shaping() {
     });
 }
 
+/// Text that `canon::canonical` accepts must be exactly what serde_json writes after parsing it
+/// (the listed tools are passed on as their text on that promise).
+#[test]
+fn fuzz_canonical_is_serde_json_output() {
+    let seeds = [
+        r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"echo","description":"Echo \"it\"\n\u001f","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}],"nextCursor":"c"}}"#,
+        r#"{"a":[1,-0.5,123456789012345678901234567890,true,false,null,{"b":{}},[]],"s":"\\\b\f\n\r\t\u0000é😀"}"#,
+        r#"[{"a":1,"b":{"a":2}},"x",0.0,-0]"#,
+    ];
+    let mut accepted = 0u64;
+    fuzz("canonical", &seeds, |input| {
+        let Ok(text) = std::str::from_utf8(input) else {
+            return;
+        };
+        if !crate::canon::canonical(text) {
+            return;
+        }
+        accepted += 1;
+        let v: serde_json::Value = serde_json::from_str(text).expect("canonical text is JSON");
+        assert_eq!(
+            crate::json::to_text(&v),
+            text,
+            "not as serde_json writes it"
+        );
+    });
+    eprintln!("fuzz canonical: {accepted} of them canonical");
+    assert!(accepted >= 3, "the seeds are canonical");
+}
+
+/// A `tools/list` page read by position gives the same tools, names, rendering and cursor as
+/// the same page parsed into values.
+#[test]
+fn fuzz_listing_by_position_matches_parsing() {
+    let seeds = [
+        r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"echo","description":"Echo "it"
+","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}},{"name":"x.y","source":1,"annotations":{"title":"é"},"inputSchema":[]},7],"nextCursor":"c2"}}"#,
+        r#"{"id":3,"error":{"code":-32601},"result":{"x":{"tools":[{"name":"no"}]},"tools":[{"description":null,"name":"a"}]}}"#,
+    ];
+    let render = |t: &crate::listing::ListedTool| {
+        let mut out = Vec::new();
+        t.write(&mut out, "s_t", "s", "t");
+        out
+    };
+    let mut by_position = 0u64;
+    fuzz("listing", &seeds, |input| {
+        let Ok(text) = std::str::from_utf8(input) else {
+            return;
+        };
+        let Some((fast, fast_cursor)) = crate::listing::page(text) else {
+            return;
+        };
+        by_position += 1;
+        let (slow, slow_cursor) =
+            crate::listing::parsed_page(text).expect("a canonical page parses");
+        assert_eq!(fast_cursor, slow_cursor, "{text}");
+        assert_eq!(fast.len(), slow.len(), "{text}");
+        for (a, b) in fast.iter().zip(&slow) {
+            assert_eq!(a.name(), b.name(), "{text}");
+            assert_eq!(render(a), render(b), "{text}");
+        }
+    });
+    eprintln!("fuzz listing: {by_position} of them read by position");
+    assert!(by_position >= 2, "the seeds are read by position");
+}
+
 /// The hot-path scanner must accept exactly what serde_json accepts (as an object), and decode
 /// strings exactly as it does.
 #[test]

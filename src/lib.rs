@@ -9,18 +9,20 @@
 //! |---|---|
 //! | `ffi/` | the exported `tn_*` functions, the panic guard, C strings, the C resolver |
 //! | `client/` | many servers from one config: order, isolation, names, collisions, statuses (§2–§3); `calling`: calls by name, async, cancel, resume |
+//! | `listing` | the tools a server listed, kept as their text when it is already canonical JSON, and their §0.1 objects |
 //! | `session/` | one server's MCP lifecycle (§3, §5, §6): start and era (`probe`), the handshake (`legacy`), MCP 2026-07-28 (`modern`), list, a call's rounds (`rounds`: MRTR, -32042, timeouts), durable suspension (`suspend`) |
 //! | `calls` | calls the host controls: asynchronous calls, cancel, their threads (§7) |
 //! | `conn` | one connection's bookkeeping: ids, pending calls, progress, waking callers; `request`: what one request is and how long it may take |
 //! | `live_bridge` | server requests on a live connection: the resolver inline, SEP-1034 (§4) |
 //! | `clock` | call timers that pause while the host is asked (§4) |
 //! | `auth/` | OAuth for remote servers (§8): config (`spec`), what it works with (`flow`), discovery and token requests (`requests`), the grants (`grants`), the resolver's login (`login`), the token store (`store`) |
-//! | `transport/` | how bytes move: `stdio`, `http/` (shared clients, `streamable`, `reply`, `modern`, `server_stream`, `legacy_sse`; the direct path: `direct`, `pool`, `tls`, `wire`), `sse` |
+//! | `transport/` | how bytes move: `stdio`, `stderr` (every child's stderr, one thread), `http/` (shared clients, `streamable`, `reply`, `modern`, `server_stream`, `legacy_sse`; the direct path: `direct`, `direct_reply`, `pool`, `tls`, `wire`), `sse` |
 //! | `sys` | the POSIX calls: pipes, process groups, signals |
 //! | `bridge`, `sep1034`, `responder` | the §10 mapping, SEP-1034 defaults/checks, one-shot responders |
 //! | `pure`, `adapters` | the JSON-in/JSON-out functions; tools in a provider's shape |
 //! | `config`, `secrets` | §2 config parsing, `${ENV}` headers; masking secrets in quoted text (§9) |
 //! | `naming`, `shape`, `jsonrpc`, `scan`, `json`, `timer`, `error` | names (§0.1), results (§1), framing, byte scanning, JSON text, timers, errors |
+//! | `canon` | whether JSON text is already what serde_json would write (then it is passed on as it is), and where its outer members are |
 #![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
@@ -28,6 +30,7 @@ mod adapters;
 mod auth;
 mod bridge;
 mod calls;
+mod canon;
 mod client;
 mod clock;
 mod config;
@@ -38,6 +41,7 @@ pub mod ffi;
 mod fuzz;
 mod json;
 mod jsonrpc;
+mod listing;
 mod live_bridge;
 mod naming;
 pub mod pure;

@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 /// Deepest nesting accepted, as serde_json (it refuses the 128th level).
-const MAX_DEPTH: usize = 127;
+pub(crate) const MAX_DEPTH: usize = 127;
 
 /// The raw JSON texts of the top-level `id` and `method` of an object.
 #[derive(Debug, Default, PartialEq)]
@@ -78,7 +78,7 @@ fn digits(s: &[u8], mut i: usize) -> usize {
 }
 
 /// The index just past the number starting at `i` (JSON's grammar exactly).
-fn number(s: &[u8], mut i: usize) -> Option<usize> {
+pub(crate) fn number(s: &[u8], mut i: usize) -> Option<usize> {
     if s.get(i) == Some(&b'-') {
         i += 1;
     }

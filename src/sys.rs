@@ -2,7 +2,8 @@
 //! `src/ffi/` only): a stdin pipe that can never raise SIGPIPE, bounded writes, process-group
 //! signals, peeking at a child's exit without reaping it (so a recycled pgid is never
 //! signalled), waiting for that exit on a pidfd rather than on a timer (§3: disconnect is
-//! prompt as well as bounded), and peeking at an idle HTTP connection.
+//! prompt as well as bounded), the epoll set every child's stderr is drained from, and peeking
+//! at an idle HTTP connection.
 
 #![allow(unsafe_code)]
 
@@ -172,6 +173,25 @@ pub fn write_all(
     write_loop(give_up, fd, buf, tail, deadline)
 }
 
+/// Reads once from `fd` into the spare capacity of `buf`, appending; returns how many bytes
+/// came (0 at end of file). The buffer is never zeroed first, so a reader's 64 KiB buffer costs
+/// only the pages that messages actually reach (a zeroed one was 16 page faults per server at
+/// connect, and 64 KiB of every server's resident memory, for replies that are mostly a few
+/// hundred bytes).
+pub fn read_appending(fd: RawFd, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let spare = buf.spare_capacity_mut();
+    // SAFETY: `read` writes at most `spare.len()` bytes at `spare`, memory this Vec owns and
+    // nobody else references while we hold `&mut buf`.
+    let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), spare.len()) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let n = n as usize;
+    // SAFETY: the kernel initialised the first `n` bytes of the spare capacity (n <= its len).
+    unsafe { buf.set_len(buf.len() + n) };
+    Ok(n)
+}
+
 /// A pipe for a child's stdin: (read end for the child, write end for us, a second read end
 /// that we keep). While we hold a read end the pipe always has a reader, so no write to it
 /// can ever raise SIGPIPE in the host (or fail with EPIPE), whatever the child does and
@@ -290,6 +310,50 @@ pub fn group_alive(pgid: i32) -> bool {
     // SAFETY: signal 0 only checks for the group's existence; no memory is involved.
     let r = unsafe { libc::kill(-pgid, 0) };
     r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// A new epoll instance (close-on-exec): the one descriptor the stderr drain waits on for every
+/// child's stderr (transport/stderr.rs).
+pub fn epoll_create() -> io::Result<OwnedFd> {
+    // SAFETY: epoll_create1 takes flags and returns a new descriptor or -1; no memory is involved.
+    let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor was just created and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Adds `fd` to `epoll`, readable or hung up, reported with `token`.
+pub fn epoll_add(epoll: RawFd, fd: RawFd, token: u64) -> io::Result<()> {
+    let mut ev = libc::epoll_event {
+        events: (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
+        u64: token,
+    };
+    // SAFETY: a valid epoll_event; both descriptors are open (the caller owns them).
+    if unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Removes `fd` from `epoll` (before `fd` is closed).
+pub fn epoll_remove(epoll: RawFd, fd: RawFd) {
+    // SAFETY: a NULL event is allowed for EPOLL_CTL_DEL since Linux 2.6.9; no memory is written.
+    unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) };
+}
+
+/// Waits (without a timeout) for events on `epoll` and appends their tokens to `tokens`.
+pub fn epoll_wait(epoll: RawFd, tokens: &mut Vec<u64>) -> io::Result<()> {
+    const MAX: usize = 64;
+    let mut events = [libc::epoll_event { events: 0, u64: 0 }; MAX];
+    // SAFETY: `events` has room for MAX entries, which is what the kernel may write.
+    let n = unsafe { libc::epoll_wait(epoll, events.as_mut_ptr(), MAX as libc::c_int, -1) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    tokens.extend(events[..n as usize].iter().map(|e| e.u64));
+    Ok(())
 }
 
 pub use libc::{SIGKILL, SIGTERM};

@@ -5,10 +5,12 @@
 use crate::config::{self, Entry};
 use crate::conn::RequestError;
 use crate::error::{Error, ErrorKind, Result};
+use crate::listing::ListedTool;
 use crate::live_bridge::LiveBridge;
 use crate::responder::Resolver;
 use crate::session::{self, Session};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -78,7 +80,7 @@ impl Client {
             .count()
             == 1
             && no_runtime_here();
-        let results: Vec<(State, Vec<Map<String, Value>>)> = std::thread::scope(|scope| {
+        let results: Vec<(State, Vec<ListedTool>)> = std::thread::scope(|scope| {
             let open_one = &open_one;
             let handles: Vec<_> = entries
                 .iter()
@@ -121,7 +123,7 @@ impl Client {
                 .collect()
         });
         let mut servers = Vec::new();
-        let mut listed: Vec<Vec<Map<String, Value>>> = Vec::new();
+        let mut listed: Vec<Vec<ListedTool>> = Vec::new();
         for ((name, _), (state, tools)) in entries.into_iter().zip(results) {
             let warnings = match &state {
                 State::Connected(s) => s.warnings.clone(),
@@ -150,18 +152,20 @@ impl Client {
 
     /// Names every allowed tool (§0.1), first server in name order wins a collision (§3), and
     /// renders the sorted tool list once.
-    fn index_tools(&mut self, listed: Vec<Vec<Map<String, Value>>>) {
-        let mut rendered: Vec<(String, Value)> = Vec::new();
-        let mut owner_of: HashMap<String, (usize, String)> = HashMap::new();
+    fn index_tools(&mut self, listed: Vec<Vec<ListedTool>>) {
+        let total = listed.iter().map(Vec::len).sum();
+        // (host name, server index, remote name, the tool as listed)
+        let mut rendered: Vec<(String, usize, String, ListedTool)> = Vec::with_capacity(total);
+        self.tools.reserve(total);
         for (idx, tools) in listed.into_iter().enumerate() {
             let State::Connected(session) = &self.servers[idx].state else {
                 continue;
             };
             let filter = session.spec.tools.clone();
             let server_name = self.servers[idx].name.clone();
-            let mut listed_here = std::collections::HashSet::new();
+            let mut listed_here = std::collections::HashSet::with_capacity(tools.len());
             for t in tools {
-                let Some(remote) = t.get("name").and_then(Value::as_str).map(str::to_string) else {
+                let Some(remote) = t.name().map(Cow::into_owned) else {
                     self.servers[idx]
                         .warnings
                         .push("a listed tool has no string `name`; skipped".into());
@@ -172,30 +176,38 @@ impl Client {
                     continue;
                 }
                 let host = crate::naming::tool_name(&server_name, &remote);
-                if let Some((other, other_remote)) = owner_of.get(&host) {
+                // The first server in name order owns a name (§3); `self.tools` knows whose it is.
+                if let Some(other) = self.tools.get(&host) {
                     let msg = format!(
-                        "tool `{remote}` is not listed: its name `{host}` collides with tool `{other_remote}` of server `{}`",
-                        self.servers[*other].name
+                        "tool `{remote}` is not listed: its name `{host}` collides with tool `{}` of server `{}`",
+                        other.remote, self.servers[other.server].name
                     );
                     self.servers[idx].warnings.push(msg);
                     continue;
                 }
-                owner_of.insert(host.clone(), (idx, remote.clone()));
-                rendered.push((host.clone(), tool_json(&host, &server_name, &remote, &t)));
                 self.tools.insert(
-                    host,
+                    host.clone(),
                     Tool {
                         server: idx,
-                        remote,
+                        remote: remote.clone(),
                     },
                 );
+                rendered.push((host, idx, remote, t));
                 self.servers[idx].tool_count += 1;
             }
         }
         rendered.sort_by(|a, b| a.0.cmp(&b.0));
-        self.tools_json = crate::json::to_text(&Value::Array(
-            rendered.into_iter().map(|(_, v)| v).collect(),
-        ));
+        let mut out = Vec::with_capacity(64 + 256 * rendered.len());
+        out.push(b'[');
+        for (i, (host, idx, remote, t)) in rendered.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            t.write(&mut out, host, &self.servers[*idx].name, remote);
+        }
+        out.push(b']');
+        // Only serde_json's output and ASCII punctuation went in.
+        self.tools_json = String::from_utf8(out).unwrap_or_default();
     }
 
     /// The tool list JSON, sorted by name (c-api.md `tn_list_tools`).
@@ -349,33 +361,4 @@ impl<T> Opening<'_, T> {
 
 fn closed() -> Error {
     Error::new(ErrorKind::Closed, "the client is disconnected")
-}
-
-/// §0.1 tool object: the fixed keys first, then whatever else the server sent, in its order.
-fn tool_json(host: &str, server: &str, remote: &str, t: &Map<String, Value>) -> Value {
-    let mut m = Map::new();
-    m.insert("name".into(), Value::String(host.to_string()));
-    m.insert(
-        "description".into(),
-        t.get("description")
-            .filter(|d| d.is_string())
-            .cloned()
-            .unwrap_or_else(|| Value::String(String::new())),
-    );
-    m.insert(
-        "inputSchema".into(),
-        t.get("inputSchema")
-            .filter(|s| s.is_object())
-            .cloned()
-            .unwrap_or_else(|| serde_json::json!({"type": "object"})),
-    );
-    m.insert("source".into(), Value::String("mcp".into()));
-    m.insert("server".into(), Value::String(server.to_string()));
-    m.insert("remoteName".into(), Value::String(remote.to_string()));
-    for (k, v) in t {
-        if !m.contains_key(k) && k != "name" {
-            m.insert(k.clone(), v.clone());
-        }
-    }
-    Value::Object(m)
 }

@@ -14,10 +14,10 @@ pub(crate) use suspend::{decode as decode_resume, Continue, Resume};
 use crate::calls::CallState;
 use crate::config::{Endpoint, Protocol, ServerSpec};
 use crate::conn::{lock, Conn, ProgressSink, Req, RequestError};
+use crate::listing::{self, ListedTool};
 use crate::live_bridge::LiveBridge;
 use crate::transport::{Era, Transport};
 use modern::MODERN_VERSION;
-use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex};
@@ -106,7 +106,7 @@ impl Gate {
 pub(crate) fn open(
     spec: &ServerSpec,
     live: Option<LiveBridge>,
-) -> Result<(Session, Vec<Map<String, Value>>), StartError> {
+) -> Result<(Session, Vec<ListedTool>), StartError> {
     let mut session = start(spec, live.clone())?;
     match establish(&mut session, &live) {
         Ok(tools) => Ok((session, tools)),
@@ -165,10 +165,7 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
 /// The era (probe, §6), the handshake, the tools. A child that exited during the probe (some
 /// servers exit on any request before `initialize`) is started again and spoken to in the
 /// legacy era; an `initialize` answered -32022 listing MCP 2026-07-28 switches to it once.
-fn establish(
-    s: &mut Session,
-    live: &Option<LiveBridge>,
-) -> Result<Vec<Map<String, Value>>, StartError> {
+fn establish(s: &mut Session, live: &Option<LiveBridge>) -> Result<Vec<ListedTool>, StartError> {
     let mut attempts: Vec<String> = Vec::new();
     let modern = match s.spec.protocol {
         Protocol::Legacy => false,
@@ -299,20 +296,9 @@ impl Session {
         }
     }
 
-    fn request_value(
-        &self,
-        method: &str,
-        params_json: Option<&str>,
-    ) -> Result<Value, RequestError> {
-        let line = self
-            .request(&Req::plain(method, params_json, self.spec.timeout))
-            .0?;
-        crate::jsonrpc::result_value(&line).map_err(RequestError::Rpc)
-    }
-
     /// Every `tools/list` page (§3); in the modern era with the `_meta` envelope, and over
     /// HTTP each tool's routing headers noted, tools with invalid ones dropped (§6).
-    fn list_tools(&mut self) -> Result<Vec<Map<String, Value>>, StartError> {
+    fn list_tools(&mut self) -> Result<Vec<ListedTool>, StartError> {
         let mut tools = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();
         let mut cursor: Option<String> = None;
@@ -332,26 +318,31 @@ impl Session {
             if !params.is_empty() {
                 params.push('}');
             }
-            let page = self
-                .request_value(
+            let line = self
+                .request(&Req::plain(
                     "tools/list",
                     (!params.is_empty()).then_some(params.as_str()),
-                )
+                    self.spec.timeout,
+                ))
+                .0
                 .map_err(|f| self.failed("tools/list", &f))?;
-            if let Some(Value::Array(items)) = page.get("tools") {
-                tools.extend(items.iter().filter_map(|t| t.as_object().cloned()));
-            }
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(next) if !next.is_empty() && seen.insert(next.to_string()) => {
-                    cursor = Some(next.to_string());
+            let (listed, next) = match listing::page(&line) {
+                Some(page) => page,
+                None => listing::parsed_page(&line)
+                    .map_err(|e| self.failed("tools/list", &RequestError::Rpc(e)))?,
+            };
+            tools.extend(listed);
+            match next {
+                Some(next) if !next.is_empty() && seen.insert(next.clone()) => {
+                    cursor = Some(next);
                 }
                 _ => break,
             }
         }
         if modern && matches!(self.spec.endpoint, Endpoint::Remote { .. }) {
             tools.retain(|t| {
-                let name = t.get("name").and_then(Value::as_str).unwrap_or("");
-                match modern::header_params(t) {
+                let name = t.name().unwrap_or_default();
+                match modern::header_params(&t.to_map()) {
                     Ok(p) => {
                         if !p.is_empty() {
                             self.header_params.insert(name.to_string(), p);

@@ -5,6 +5,7 @@
 
 pub(crate) mod http;
 pub(crate) mod sse;
+mod stderr;
 pub(crate) mod stdio;
 
 pub(crate) use crate::sys::block_sigpipe_on_this_thread;

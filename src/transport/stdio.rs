@@ -1,13 +1,13 @@
 //! stdio transport (contract §5): a child in its own process group, newline-delimited JSON-RPC
 //! on stdin/stdout, one reader thread that files every line through [`Conn`], stderr drained
-//! continuously into a bounded tail, and a bounded shutdown that leaves no zombie or orphan.
+//! continuously into a bounded tail (by the process-wide drain, [`super::stderr`]), and a
+//! bounded shutdown that leaves no zombie or orphan.
 
+use super::stderr::{self, Drained, StderrTail};
 use super::{block_sigpipe_on_this_thread, Transport};
 use crate::conn::{lock, Conn, RequestError};
 use crate::sys as os;
 use crate::transport::Outgoing;
-use std::collections::VecDeque;
-use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
@@ -16,51 +16,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// How much of stderr is kept for failure messages.
-const STDERR_TAIL_BYTES: usize = 16 * 1024;
-/// How many stderr lines a failure message quotes.
-const STDERR_TAIL_LINES: usize = 8;
-
-/// The last bytes a child wrote to stderr.
-#[derive(Default)]
-struct StderrTail {
-    bytes: Mutex<VecDeque<u8>>,
-    done: AtomicBool,
-}
-
-impl StderrTail {
-    fn push(&self, chunk: &[u8]) {
-        let mut b = lock(&self.bytes);
-        if chunk.len() >= STDERR_TAIL_BYTES {
-            b.clear();
-            b.extend(&chunk[chunk.len() - STDERR_TAIL_BYTES..]);
-        } else {
-            let overflow = (b.len() + chunk.len()).saturating_sub(STDERR_TAIL_BYTES);
-            b.drain(..overflow);
-            b.extend(chunk);
-        }
-    }
-
-    /// The last few non-blank lines, joined with " | ".
-    fn tail(&self) -> String {
-        let bytes: Vec<u8> = lock(&self.bytes).iter().copied().collect();
-        let text = String::from_utf8_lossy(&bytes);
-        let lines: Vec<&str> = text
-            .lines()
-            .map(str::trim_end)
-            .filter(|l| !l.trim().is_empty())
-            .collect();
-        let start = lines.len().saturating_sub(STDERR_TAIL_LINES);
-        let mut s = lines[start..].join(" | ");
-        if s.len() > 2000 {
-            let cut = s.len() - 2000;
-            let cut = (cut..s.len()).find(|i| s.is_char_boundary(*i)).unwrap_or(0);
-            s = format!("…{}", &s[cut..]);
-        }
-        s
-    }
-}
 
 /// A running stdio server.
 pub struct StdioTransport {
@@ -79,8 +34,11 @@ pub struct StdioTransport {
     /// it instead of on a timer (None on kernels without pidfds: then it polls every ms).
     pidfd: Option<OwnedFd>,
     stderr: Arc<StderrTail>,
+    /// The child's stderr in the drain (None once shutdown has let it go).
+    stderr_drain: Mutex<Option<Drained>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
-    /// How many of `threads` have ended, and a wake-up when one does (shutdown waits on it).
+    /// How many of `threads` and of the stderr drain have ended, and a wake-up when one does
+    /// (shutdown waits on it).
     finished: Arc<(Mutex<usize>, Condvar)>,
     /// Bounds one write: a child that stops reading its stdin cannot hang a caller.
     write_timeout: Duration,
@@ -162,6 +120,7 @@ pub fn spawn(
         pid,
         pidfd,
         stderr: Arc::new(StderrTail::default()),
+        stderr_drain: Mutex::new(None),
         threads: Mutex::new(Vec::new()),
         finished: Arc::default(),
         write_timeout,
@@ -187,28 +146,10 @@ impl StdioTransport {
     ) -> Result<(), String> {
         let t = self;
         let mut threads = Vec::new();
-        if let Some(mut err) = stderr {
-            let tail = t.stderr.clone();
-            let finished = Finished(t.finished.clone());
-            let h = std::thread::Builder::new()
-                .name(format!("tn-stderr-{server}"))
-                .stack_size(64 * 1024)
-                .spawn(move || {
-                    let _finished = finished;
-                    block_sigpipe_on_this_thread();
-                    let mut buf = [0u8; 8192];
-                    loop {
-                        match err.read(&mut buf) {
-                            Ok(0) => break,
-                            Ok(n) => tail.push(&buf[..n]),
-                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                            Err(_) => break,
-                        }
-                    }
-                    tail.done.store(true, Ordering::Release);
-                })
-                .map_err(|e| format!("cannot start the stderr thread: {e}"))?;
-            threads.push(h);
+        if let Some(err) = stderr {
+            let on_end = Box::new(Finished(t.finished.clone()));
+            let drained = stderr::drain(OwnedFd::from(err), t.stderr.clone(), on_end)?;
+            *lock(&t.stderr_drain) = Some(drained);
         }
         if let Some(out) = stdout {
             let conn = conn.clone();
@@ -236,9 +177,10 @@ impl StdioTransport {
         Ok(())
     }
 
-    fn read_loop(&self, mut out: std::process::ChildStdout, conn: Arc<Conn>, max: usize) {
+    fn read_loop(&self, out: std::process::ChildStdout, conn: Arc<Conn>, max: usize) {
         block_sigpipe_on_this_thread();
-        let mut buf = vec![0u8; 64 * 1024];
+        let fd = out.as_raw_fd(); // `out` stays open until this function returns
+        let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
         let mut line: Vec<u8> = Vec::new();
         let handle = |l: &[u8]| {
             let l = l.strip_suffix(b"\r").unwrap_or(l);
@@ -247,7 +189,8 @@ impl StdioTransport {
             }
         };
         loop {
-            let n = match out.read(&mut buf) {
+            buf.clear();
+            let n = match os::read_appending(fd, &mut buf) {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -343,8 +286,8 @@ impl StdioTransport {
     }
 }
 
-/// Counts a reader or stderr thread as ended when dropped (a panic included) and wakes
-/// shutdown.
+/// Counts the reader thread or the child's stderr as ended when dropped (a panic included)
+/// and wakes shutdown.
 struct Finished(Arc<(Mutex<usize>, Condvar)>);
 
 impl Drop for Finished {
@@ -444,10 +387,11 @@ impl Transport for StdioTransport {
         lock(&self.keep_reader).take();
         // Readers end when the pipes close; one stuck in an inline resolver is left to finish.
         let threads: Vec<JoinHandle<()>> = lock(&self.threads).drain(..).collect();
+        let ending = threads.len() + usize::from(lock(&self.stderr_drain).is_some());
         let deadline = Instant::now() + Duration::from_secs(1);
         let (count, wake) = &*self.finished;
         let mut done = lock(count);
-        while *done < threads.len() {
+        while *done < ending {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
@@ -457,8 +401,10 @@ impl Transport for StdioTransport {
                 .map_or_else(|e| e.into_inner().0, |r| r.0);
         }
         // All ended: each is past its last statement, so joining is immediate.
-        let all = *done >= threads.len();
+        let all = *done >= ending;
         drop(done);
+        // Stderr that has not ended (a process outside the group holds it) is no longer read.
+        lock(&self.stderr_drain).take();
         for h in threads {
             if all || h.is_finished() {
                 let _ = h.join();

@@ -292,6 +292,10 @@ static int threads_now(void) {
 }
 
 static void soak(int n) {
+  /* warm-up: the process-wide stderr drain (toolnexus-stderr) starts with the first stdio
+   * server and stays, as the timer thread does */
+  tn_disconnect(connect_fx(NULL));
+  usleep(200000); /* threads that were just joined may linger in /proc for a moment */
   int base = threads_now();
   tn_client *c = connect_fx(NULL);
   rec *rs = calloc((size_t)n, sizeof *rs);

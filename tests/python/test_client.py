@@ -640,6 +640,38 @@ def test_stderr_tail_is_the_last_lines(one):
                             "stderr: " + tail, True), r
 
 
+def test_stderr_is_drained_in_a_child_forked_after_a_connect(one):
+    """Stderr is drained by one process-wide thread; a child forked from a host that has it
+    (the thread does not survive fork) must drain its own servers' stderr all the same."""
+    parent = one()
+    assert parent.result("fx_echo", '{"text":"before"}') == tool_result("before")
+    pid = os.fork()
+    if pid == 0:
+        ok = False
+        try:
+            c = tnlib.Client({"mcpServers": {"fx": server("--stderr-flood-mb", 4, timeout=10000)}})
+            ok = all(c.result("fx_noisy", '{"kb":1024}') == tool_result("noisy done") for _ in range(4))
+            r = c.result("fx_crash", '{"code":4}')
+            ok = ok and "fixture: crashing with 4" in output_of(r).split("; stderr: ", 1)[-1].split(" | ")
+            c.disconnect()
+        finally:
+            os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 30
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            raise AssertionError("the forked child's calls did not complete: its stderr was not drained")
+        time.sleep(0.02)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    assert parent.result("fx_stderr_lines", '{"n":3}') == tool_result("ok")
+    r = parent.result("fx_crash", '{"code":4}')
+    assert "fixture: crashing with 4" in output_of(r), r
+
+
 def test_junk_lines_are_skipped_and_counted(one):
     c = one()
     assert c.result("fx_junk_then_echo", '{"text":"after junk"}') == tool_result("after junk")
