@@ -134,6 +134,26 @@ impl ElicitResult {
         }
         Value::Object(m)
     }
+
+    /// The JSON-RPC result line for `id` (§4 live bridge), written straight as text: the same
+    /// bytes as `to_text(&result_frame(id, self.into_value()))` without building the frame map.
+    pub fn frame_text(&self, id: &Value) -> String {
+        let mut s = String::with_capacity(64);
+        s.push_str(r#"{"jsonrpc":"2.0","id":"#);
+        s.push_str(&crate::json::to_text(id));
+        s.push_str(match self {
+            ElicitResult::Accept(_) => r#","result":{"action":"accept","content":"#,
+            ElicitResult::AcceptWithoutContent => r#","result":{"action":"accept"}}"#,
+            ElicitResult::Decline => r#","result":{"action":"decline"}}"#,
+            ElicitResult::Cancel => r#","result":{"action":"cancel"}}"#,
+        });
+        if let ElicitResult::Accept(content) = self {
+            // Serialising a Map into a String cannot fail.
+            s.push_str(&serde_json::to_string(content).unwrap_or_default());
+            s.push_str("}}");
+        }
+        s
+    }
 }
 
 /// Validates a §10 Answer (§4): `ok` must be a boolean; when true, `data` if present and not
@@ -318,5 +338,29 @@ mod tests {
         assert!(a(r#"{"ok":true,"data":[]}"#).is_err());
         assert!(a(r#"{"ok":true,"id":"other"}"#).is_err());
         assert!(a(r#"{"ok":false,"data":[]}"#).is_ok());
+    }
+
+    #[test]
+    fn frame_text_is_the_frame_value_as_text() {
+        let content = parse(
+            r#"{"b":1.50,"a":"é\n","n":[1e2,null],"big":12345678901234567890123}"#,
+            "c",
+        )
+        .unwrap();
+        let results = [
+            ElicitResult::Accept(content.as_object().unwrap().clone()),
+            ElicitResult::Accept(Map::new()),
+            ElicitResult::AcceptWithoutContent,
+            ElicitResult::Decline,
+            ElicitResult::Cancel,
+        ];
+        for id in [r#"7"#, r#""s-\"1""#, r#"1.0e3"#, r#"null"#] {
+            let id = parse(id, "id").unwrap();
+            for r in &results {
+                let want =
+                    crate::json::to_text(&jsonrpc::result_frame(&id, r.clone().into_value()));
+                assert_eq!(r.frame_text(&id), want);
+            }
+        }
     }
 }

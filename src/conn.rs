@@ -4,7 +4,7 @@
 //! to its waiter, a server request to [`crate::live_bridge`], anything else is dropped.
 
 use crate::clock::PauseClock;
-use crate::jsonrpc::{self, Inbound, LineKind};
+use crate::jsonrpc::{self, LineKind};
 use crate::live_bridge::LiveBridge;
 pub(crate) use crate::request::{Limits, ProgressSink, Req};
 use crate::transport::{OutKind, Outgoing, Transport};
@@ -538,24 +538,23 @@ impl Conn {
                     self.finish(id, &w, Ok(text.to_string()));
                 }
             }
-            LineKind::Message => match serde_json::from_slice::<Value>(line) {
-                Ok(Value::Object(mut obj)) => {
-                    // Classified by `method` first: servers number their own requests.
-                    let (id, method) = match jsonrpc::classify_object(&obj) {
-                        Inbound::Request { id, method, .. } => (id.clone(), method.to_string()),
-                        _ => {
-                            if obj.get("method").and_then(Value::as_str)
-                                == Some("notifications/progress")
-                            {
-                                self.on_progress(obj.swap_remove("params"));
-                            }
-                            return;
-                        }
-                    };
-                    let params = obj.swap_remove("params");
-                    crate::live_bridge::on_request(self, id, &method, params, carrier);
-                }
-                _ => {
+            // Only the members acted on are built ([`jsonrpc::Envelope`]); UTF-8 is checked
+            // first, as parsing the whole line into a Value did (§5: such lines are skipped).
+            LineKind::Message => match std::str::from_utf8(line)
+                .ok()
+                .and_then(|text| serde_json::from_str::<jsonrpc::Envelope>(text).ok())
+            {
+                // Classified by `method` first: servers number their own requests.
+                Some(e) => match (e.method, e.id) {
+                    (Some(Value::String(method)), Some(id)) => {
+                        crate::live_bridge::on_request(self, id, &method, e.params, carrier);
+                    }
+                    (Some(Value::String(method)), None) if method == "notifications/progress" => {
+                        self.on_progress(e.params);
+                    }
+                    _ => {}
+                },
+                None => {
                     self.skipped.fetch_add(1, Ordering::Relaxed);
                 }
             },

@@ -83,6 +83,80 @@ pub fn classify(msg: &Value) -> Result<Inbound<'_>> {
     Ok(classify_object(obj))
 }
 
+/// The members of a server request or notification the reader acts on (§5), read from its line
+/// without building the top-level map: other members are skipped unbuilt, and a repeated member
+/// keeps its last value, as a parsed map would.
+#[derive(Default)]
+pub struct Envelope {
+    pub id: Option<Value>,
+    pub method: Option<Value>,
+    pub params: Option<Value>,
+}
+
+impl<'de> Deserialize<'de> for Envelope {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, Visitor};
+        /// A member name, compared without allocating (escaped names arrive decoded).
+        enum Key {
+            Id,
+            Method,
+            Params,
+            Other,
+        }
+        impl<'de> Deserialize<'de> for Key {
+            fn deserialize<D: serde::Deserializer<'de>>(
+                d: D,
+            ) -> std::result::Result<Self, D::Error> {
+                struct K;
+                impl Visitor<'_> for K {
+                    type Value = Key;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("a member name")
+                    }
+                    fn visit_str<E: serde::de::Error>(
+                        self,
+                        v: &str,
+                    ) -> std::result::Result<Key, E> {
+                        Ok(match v {
+                            "id" => Key::Id,
+                            "method" => Key::Method,
+                            "params" => Key::Params,
+                            _ => Key::Other,
+                        })
+                    }
+                }
+                d.deserialize_identifier(K)
+            }
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Envelope;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Envelope, A::Error> {
+                let mut e = Envelope::default();
+                while let Some(key) = a.next_key::<Key>()? {
+                    // An id of null reads as None, no id (as in `classify_object`).
+                    match key {
+                        Key::Id => e.id = a.next_value()?,
+                        Key::Method => e.method = Some(a.next_value()?),
+                        Key::Params => e.params = Some(a.next_value()?),
+                        Key::Other => {
+                            a.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(e)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 /// [`classify`] for a message already known to be an object.
 pub fn classify_object(obj: &Map<String, Value>) -> Inbound<'_> {
     let id = obj.get("id").filter(|v| !v.is_null());
@@ -283,5 +357,35 @@ mod tests {
         assert!(check_object_text(" {\"a\":1} ", "args").is_ok());
         assert!(check_object_text("[1]", "args").is_err());
         assert!(check_object_text("{", "args").is_err());
+    }
+
+    /// The envelope reads a line as the parsed map did (`classify_object` + `params`).
+    #[test]
+    fn envelope_matches_the_map() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{"a":[1,{"b":null}]}}"#,
+            r#"{"id":null,"method":"notifications/progress","params":{"progress":1}}"#,
+            r#"{"method":"m","params":null,"id":"x"}"#,
+            r#"{"method":"m","id":1,"id":null,"params":1,"params":{"p":2}}"#,
+            r#"{"method":"ping","id":1.0e3,"extra":{"deep":[[["x"]]]}}"#,
+            r#"{"method":1,"id":2}"#,
+            r#"{"id":2,"result":{}}"#,
+        ];
+        for line in lines {
+            let map = parse(line, "l").unwrap();
+            let map = map.as_object().unwrap();
+            let e: Envelope = serde_json::from_str(line).unwrap();
+            let (id, method) = match classify_object(map) {
+                Inbound::Request { id, method, .. } => (Some(id), Some(method)),
+                Inbound::Notification { method, .. } => (None, Some(method)),
+                _ => (map.get("id").filter(|v| !v.is_null()), None),
+            };
+            assert_eq!(e.id.as_ref(), id, "{line}");
+            if let Some(m) = method {
+                assert_eq!(e.method.as_ref().and_then(Value::as_str), Some(m), "{line}");
+            }
+            assert_eq!(e.params.as_ref(), map.get("params"), "{line}");
+        }
+        assert!(serde_json::from_str::<Envelope>("[1]").is_err());
     }
 }

@@ -7,7 +7,6 @@
 use crate::bridge::{self, Route};
 use crate::clock::PauseClock;
 use crate::conn::{lock, Conn};
-use crate::jsonrpc;
 use crate::responder::{self, Resolver, ResolverReturn};
 use serde_json::{Map, Value};
 use std::cell::Cell;
@@ -89,8 +88,7 @@ fn elicit(
 ) {
     if conn.is_dead() {
         // Closing (or failed): the host is not asked any more.
-        let frame = jsonrpc::result_frame(&id, bridge::ElicitResult::Cancel.into_value());
-        let _ = conn.send_response(&crate::json::to_text(&frame));
+        let _ = conn.send_response(&bridge::ElicitResult::Cancel.frame_text(&id));
         return;
     }
     let request = bridge::elicitation_to_request(&params);
@@ -117,8 +115,7 @@ fn elicit(
         if let Some(why) = why {
             c.set_elicitation_error(&why);
         }
-        let frame = jsonrpc::result_frame(&id, result.into_value());
-        let _ = c.send_response(&crate::json::to_text(&frame));
+        let _ = c.send_response(&result.frame_text(&id));
         clock.end();
     });
     let key = crate::timer::schedule(b.elicitation_timeout, move || {
