@@ -1,6 +1,6 @@
 //! The tools a server listed (contract §3) and their §0.1 objects. A `tools/list` page written
 //! the way serde_json writes JSON (as most servers write it: compact, no exotic escapes, see
-//! [`scan::canonical`]) is taken apart by position and its tools kept as text; any other page
+//! [`canon::is_canonical`]) is taken apart by position and its tools kept as text; any other page
 //! is parsed into values as before. Either way the rendered tool list is byte for byte what
 //! rendering the parsed tools gives (§4: values untouched, numbers as `json::to_text` writes
 //! them). Why: every connect lists every tool (§3), and building a tree of each schema only to
@@ -15,7 +15,7 @@ use std::ops::Range;
 
 /// One tool object as a server listed it.
 pub(crate) enum ListedTool {
-    /// Its JSON text, canonical ([`canon::canonical`]: the text `json::to_text` would write),
+    /// Its JSON text, canonical ([`canon::is_canonical`]: the text `json::to_text` would write),
     /// and where in it each member's key (quotes included) and value are.
     Text {
         text: String,

@@ -5,8 +5,9 @@
 //! answer (§6), anything else fails the request with the server's words, masked (§9).
 
 use super::direct::{Exchange, Step};
+use super::inbox::Inbox;
 use super::reply::answers;
-use super::streamable::{HttpTransport, Inbox};
+use super::streamable::HttpTransport;
 use super::wire::{parse_head, Body, Head};
 use super::{redact, runtime};
 use crate::conn::RequestError;

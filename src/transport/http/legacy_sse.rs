@@ -3,7 +3,8 @@
 //! then POST every message there; every reply comes back on the GET stream. The endpoint must
 //! be on the configured origin (§9: headers never follow it elsewhere).
 
-use super::streamable::{HttpTransport, Inbox, Mode};
+use super::inbox::Inbox;
+use super::streamable::{HttpTransport, Mode};
 use super::{is_sse, redact, runtime};
 use crate::conn::{lock, RequestError};
 use crate::transport::sse;

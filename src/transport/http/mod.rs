@@ -8,6 +8,7 @@
 
 mod direct;
 mod direct_reply;
+mod inbox;
 mod legacy_sse;
 mod modern;
 mod pool;

@@ -4,8 +4,9 @@
 //! request is that answer (a 400 with -32022 is how a modern server refuses a version); a
 //! response stream that ends early fails the call, which is never sent again.
 
+use super::inbox::Inbox;
 use super::reply::answers;
-use super::streamable::{HttpTransport, Inbox, Post};
+use super::streamable::{HttpTransport, Post};
 use crate::conn::RequestError;
 use crate::transport::sse;
 use reqwest::header::{HeaderName, HeaderValue};

@@ -2,7 +2,8 @@
 //! filed as they come, resumed with GET + `Last-Event-ID` after the server's `retry:` when it
 //! closes before the response (never in MCP 2026-07-28, which has no resumption, §6).
 
-use super::streamable::{HttpTransport, Inbox};
+use super::inbox::Inbox;
+use super::streamable::HttpTransport;
 use super::{explain_reqwest, is_sse};
 use crate::transport::sse;
 use futures_util::StreamExt;

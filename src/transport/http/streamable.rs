@@ -2,29 +2,26 @@
 //! stream (parsed by `sse-stream`) resumed with `Last-Event-ID` when it closes early, and a
 //! server request arriving on it is answered by a separate POST while it stays open. The
 //! session id the server issues is echoed on every later request; a request the server answers
-//! 404 on a session fails as expired, and the session above renews it. Inbound messages go
-//! through one reader thread per connection, like stdio, so the resolver runs inline there and
-//! never blocks the async runtime.
+//! 404 on a session fails as expired, and the session above renews it. Requests go the direct
+//! path ([`super::direct`]) when it applies, else a task of the async path; inbound messages of
+//! the async path go through the connection's reader thread ([`super::inbox`]).
 
+use super::inbox::{Inbox, INBOX_CAPACITY};
 use super::{cut, explain_reqwest, redact, runtime, session_of, SESSION_HEADER};
 use crate::conn::{lock, Conn, RequestError};
 use crate::secrets::Secrets;
-use crate::transport::{block_sigpipe_on_this_thread, OutKind, Outgoing, Transport};
+use crate::transport::{OutKind, Outgoing, Transport};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{StatusCode, Url};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::thread::JoinHandle;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 const VERSION_HEADER: &str = "mcp-protocol-version";
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
-/// Messages queued for the reader thread at most; past it notifications are dropped and
-/// counted, and other messages wait (the stream is read no further), as a stdio pipe does.
-const INBOX_CAPACITY: usize = 1024;
 
 /// One outbound POST, with what the connection knew of it.
 pub(super) struct Post {
@@ -34,14 +31,6 @@ pub(super) struct Post {
     pub(super) opens_session: bool,
     pub(super) method: Option<String>,
     pub(super) routing: Option<crate::transport::Routing>,
-}
-
-/// What the reader thread is handed.
-pub(super) enum Inbox {
-    /// A message (JSON text), and the request whose stream carried it.
-    Message(String, Option<u64>),
-    FailOne(u64, RequestError),
-    FailAll(RequestError),
 }
 
 pub(super) enum Mode {
@@ -76,7 +65,7 @@ pub(crate) struct HttpTransport {
     pub(super) max_bytes: usize,
     /// Configured header values, masked in every server text we quote (§9).
     secrets: Secrets,
-    inbox: Mutex<Option<mpsc::Sender<Inbox>>>,
+    pub(super) inbox: Mutex<Option<mpsc::Sender<Inbox>>>,
     pub(super) state: Mutex<State>,
     tasks: Mutex<HashMap<u64, AbortHandle>>,
     pub(super) background: Mutex<Vec<AbortHandle>>,
@@ -85,7 +74,7 @@ pub(crate) struct HttpTransport {
     pub(super) closed: AtomicBool,
     /// The reader thread, and what tells that it ended (its sender is dropped when it does):
     /// disconnect waits on that rather than polling (§3).
-    reader: Mutex<Option<(JoinHandle<()>, std::sync::mpsc::Receiver<()>)>>,
+    reader: Mutex<Option<super::inbox::Reader>>,
     /// The direct path, for plain HTTP without a proxy (issue 18).
     pub(super) direct: Option<super::pool::Direct>,
 }
@@ -127,7 +116,7 @@ pub(crate) fn connect(
         conn,
         headers,
     );
-    let (tx, mut rx) = mpsc::channel::<Inbox>(INBOX_CAPACITY);
+    let (tx, rx) = mpsc::channel::<Inbox>(INBOX_CAPACITY);
     let direct = super::pool::Direct::for_url(&url, net);
     let t = Arc::new_cyclic(|me| HttpTransport {
         me: me.clone(),
@@ -155,41 +144,9 @@ pub(crate) fn connect(
     });
     conn.set_per_call_clock(true);
     conn.attach(t.clone());
-    let reader_conn = conn.clone();
-    let (ended_tx, ended_rx) = std::sync::mpsc::channel::<()>();
-    let h = std::thread::Builder::new()
-        .name(format!("tn-http-{}", conn.server))
-        .spawn(move || {
-            let _ended = ended_tx;
-            block_sigpipe_on_this_thread();
-            super::direct::mark_reader_thread();
-            let run = std::panic::AssertUnwindSafe(|| {
-                while let Some(item) = rx.blocking_recv() {
-                    match item {
-                        Inbox::Message(text, carrier) => {
-                            reader_conn.on_line_carried(text.as_bytes(), carrier)
-                        }
-                        Inbox::FailOne(id, f) => reader_conn.fail_request(id, f),
-                        Inbox::FailAll(f) => reader_conn.fail(f),
-                    }
-                }
-            });
-            if std::panic::catch_unwind(run).is_err() {
-                reader_conn.fail(RequestError::Lost(
-                    "internal error: the reader thread panicked (a bug in toolnexus)".into(),
-                ));
-            }
-        })
-        .map_err(|e| format!("cannot start the reader thread: {e}"))?;
-    *lock(&t.reader) = Some((h, ended_rx));
+    let reader = super::inbox::start_reader(conn, rx)?;
+    *lock(&t.reader) = Some(reader);
     Ok(t)
-}
-
-/// Whether `text` is a notification (a `method` and no `id`): the only kind of message that may
-/// be dropped when the reader falls behind (§5).
-fn is_notification(text: &str) -> bool {
-    crate::scan::top_level(text.as_bytes())
-        .is_some_and(|t| t.method.is_some() && t.id.is_none_or(|id| id == b"null"))
 }
 
 impl HttpTransport {
@@ -247,10 +204,15 @@ impl HttpTransport {
         let id = out.id;
         let task = runtime().spawn(async move { me.deliver(out).await });
         if let Some(id) = id {
-            lock(&self.tasks).insert(id, task.abort_handle());
-            if task.is_finished() {
-                lock(&self.tasks).remove(&id);
-            }
+            self.track(id, &task);
+        }
+    }
+
+    /// Remembers request `id`'s task, so that giving the request up aborts it.
+    fn track(&self, id: u64, task: &tokio::task::JoinHandle<()>) {
+        lock(&self.tasks).insert(id, task.abort_handle());
+        if task.is_finished() {
+            lock(&self.tasks).remove(&id);
         }
     }
 
@@ -267,45 +229,7 @@ impl HttpTransport {
                 me.file(Inbox::FailOne(id, RequestError::Lost(e))).await;
             }
         });
-        lock(&self.tasks).insert(id, task.abort_handle());
-        if task.is_finished() {
-            lock(&self.tasks).remove(&id);
-        }
-    }
-
-    /// Hands a message to the reader thread. When it is behind by [`INBOX_CAPACITY`] messages,
-    /// a notification is dropped (and counted); anything else waits for room.
-    pub(super) async fn file(&self, item: Inbox) {
-        let Some(tx) = lock(&self.inbox).clone() else {
-            return;
-        };
-        match tx.try_send(item) {
-            Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
-            Err(mpsc::error::TrySendError::Full(item)) => {
-                if let Inbox::Message(text, _) = &item {
-                    if is_notification(text) {
-                        if let Some(conn) = self.conn.upgrade() {
-                            conn.count_dropped();
-                        }
-                        return;
-                    }
-                }
-                let _ = tx.send(item).await;
-            }
-        }
-    }
-
-    /// [`HttpTransport::file`] from a thread outside the runtime (the direct path): a server
-    /// request is never dropped, so this waits for room when the reader is behind.
-    pub(super) fn file_blocking(&self, item: Inbox) {
-        let Some(tx) = lock(&self.inbox).clone() else {
-            return;
-        };
-        if let Err(mpsc::error::TrySendError::Full(item)) = tx.try_send(item) {
-            if tokio::runtime::Handle::try_current().is_err() {
-                let _ = tx.blocking_send(item);
-            }
-        }
+        self.track(id, &task);
     }
 
     /// `text` cut to its first bytes with every configured header value masked (§9).

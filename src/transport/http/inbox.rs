@@ -1,0 +1,105 @@
+//! The connection's reader thread and what it is handed (contract §5): every inbound message
+//! of the async path (and every server request the direct path meets) is filed there, one at a
+//! time, as a stdio reader files lines, so the resolver runs inline there and never on the
+//! runtime or a caller's thread. The queue is bounded: past it, notifications are dropped and
+//! counted, and anything else waits.
+
+use super::streamable::HttpTransport;
+use crate::conn::{lock, Conn, RequestError};
+use crate::transport::block_sigpipe_on_this_thread;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use tokio::sync::mpsc;
+
+/// Messages queued for the reader thread at most; past it notifications are dropped and
+/// counted, and other messages wait (the stream is read no further), as a stdio pipe does.
+pub(super) const INBOX_CAPACITY: usize = 1024;
+
+/// What the reader thread is handed.
+pub(super) enum Inbox {
+    /// A message (JSON text), and the request whose stream carried it.
+    Message(String, Option<u64>),
+    FailOne(u64, RequestError),
+    FailAll(RequestError),
+}
+
+/// The reader thread, and what tells that it ended (its sender is dropped when it does).
+pub(super) type Reader = (JoinHandle<()>, std::sync::mpsc::Receiver<()>);
+
+/// Starts `conn`'s reader thread on `rx`.
+pub(super) fn start_reader(
+    conn: &Arc<Conn>,
+    mut rx: mpsc::Receiver<Inbox>,
+) -> Result<Reader, String> {
+    let reader_conn = conn.clone();
+    let (ended_tx, ended_rx) = std::sync::mpsc::channel::<()>();
+    let h = std::thread::Builder::new()
+        .name(format!("tn-http-{}", conn.server))
+        .spawn(move || {
+            let _ended = ended_tx;
+            block_sigpipe_on_this_thread();
+            super::direct::mark_reader_thread();
+            let run = std::panic::AssertUnwindSafe(|| {
+                while let Some(item) = rx.blocking_recv() {
+                    match item {
+                        Inbox::Message(text, carrier) => {
+                            reader_conn.on_line_carried(text.as_bytes(), carrier)
+                        }
+                        Inbox::FailOne(id, f) => reader_conn.fail_request(id, f),
+                        Inbox::FailAll(f) => reader_conn.fail(f),
+                    }
+                }
+            });
+            if std::panic::catch_unwind(run).is_err() {
+                reader_conn.fail(RequestError::Lost(
+                    "internal error: the reader thread panicked (a bug in toolnexus)".into(),
+                ));
+            }
+        })
+        .map_err(|e| format!("cannot start the reader thread: {e}"))?;
+    Ok((h, ended_rx))
+}
+
+/// Whether `text` is a notification (a `method` and no `id`): the only kind of message that may
+/// be dropped when the reader falls behind (§5).
+fn is_notification(text: &str) -> bool {
+    crate::scan::top_level(text.as_bytes())
+        .is_some_and(|t| t.method.is_some() && t.id.is_none_or(|id| id == b"null"))
+}
+
+impl HttpTransport {
+    /// Hands a message to the reader thread. When it is behind by [`INBOX_CAPACITY`] messages,
+    /// a notification is dropped (and counted); anything else waits for room.
+    pub(super) async fn file(&self, item: Inbox) {
+        let Some(tx) = lock(&self.inbox).clone() else {
+            return;
+        };
+        match tx.try_send(item) {
+            Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
+            Err(mpsc::error::TrySendError::Full(item)) => {
+                if let Inbox::Message(text, _) = &item {
+                    if is_notification(text) {
+                        if let Some(conn) = self.conn.upgrade() {
+                            conn.count_dropped();
+                        }
+                        return;
+                    }
+                }
+                let _ = tx.send(item).await;
+            }
+        }
+    }
+
+    /// [`HttpTransport::file`] from a thread outside the runtime (the direct path): a server
+    /// request is never dropped, so this waits for room when the reader is behind.
+    pub(super) fn file_blocking(&self, item: Inbox) {
+        let Some(tx) = lock(&self.inbox).clone() else {
+            return;
+        };
+        if let Err(mpsc::error::TrySendError::Full(item)) = tx.try_send(item) {
+            if tokio::runtime::Handle::try_current().is_err() {
+                let _ = tx.blocking_send(item);
+            }
+        }
+    }
+}
