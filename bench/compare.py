@@ -9,7 +9,9 @@ medians over rounds are printed side by side. Use it for a before/after of a cha
 
 Needs build/bench/host and host-floor (./scripts/bench builds them) and a release fixture.
 Default host options: --connect1-reps 31 --cold-reps 21 --seq 1000 --ask 100 --many 10
---startup-ms 0 --http 0.
+--startup-ms 0 --http 0; after `--`, `--http 1` adds the HTTP leg and `--https-cert F --https-key F
+--https-ca F` (build/bench/tls, made by ./scripts/bench) the HTTPS leg, and their ratios are
+printed too.
 """
 import json
 import os
@@ -50,10 +52,13 @@ def main(argv):
             runs[d].append(json.loads(out.stdout.strip().splitlines()[-1]))
         print("round %d/%d done" % (r + 1, rounds), file=sys.stderr)
 
-    def row(name, f):
+    def row(name, f, leg=None):
         cells = []
         for d in dirs:
-            vals = [f(x["ours"], x["floor"]) for x in runs[d]]
+            if leg and not all(leg in x for x in runs[d]):
+                return
+            vals = [f(x[leg]["ours"], x[leg]["floor"]) if leg else f(x["ours"], x["floor"])
+                    for x in runs[d]]
             cells.append("%14.3f" % statistics.median(vals))
         print("%-28s%s" % (name, "".join(cells)))
 
@@ -70,6 +75,13 @@ def main(argv):
     row("seq_p50_ratio", lambda o, f: o["seq_p50_us"] / f["seq_p50_us"])
     row("ask_p50_ratio", lambda o, f: o["ask_p50_us"] / f["ask_p50_us"])
     row("conc_ratio", lambda o, f: o["conc_calls_per_s"] / f["conc_calls_per_s"])
+    # The HTTP and HTTPS legs, when the host options ask for them (-- --http 1, --https-…).
+    for leg in ("http", "https"):
+        row("%s_seq_p50_ratio" % leg, lambda o, f: o["seq_p50_us"] / f["seq_p50_us"], leg)
+        row("%s seq p50, ours (us)" % leg, lambda o, f: o["seq_p50_us"], leg)
+        row("%s_conc_ratio" % leg, lambda o, f: o["conc_calls_per_s"] / f["conc_calls_per_s"], leg)
+        row("%s_ask_p50_ratio" % leg, lambda o, f: o["ask_p50_us"] / f["ask_p50_us"], leg)
+        row("%s seq CPU/call, ours (us)" % leg, lambda o, f: o["seq_cpu_us_per_call"], leg)
 
 
 if __name__ == "__main__":

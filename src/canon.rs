@@ -140,7 +140,7 @@ fn string(s: &[u8], mut i: usize) -> Option<usize> {
 }
 
 /// [`is_canonical`] without notes.
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub fn canonical(text: &str) -> bool {
     is_canonical(text, 0, &mut Vec::new())
 }

@@ -16,6 +16,8 @@ pub(crate) const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_millis(3_000);
 pub(crate) const DEFAULT_MAX_TOTAL_TIMEOUT: Duration = Duration::from_millis(3_600_000);
 /// Default cap on one inbound message (§5).
 pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
+/// How long the direct HTTP path keeps an idle kept-alive connection (`poolIdleTimeoutMs`).
+pub(crate) const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_millis(90_000);
 
 /// How to reach a server.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +39,9 @@ pub enum Endpoint {
         net: NetSpec,
         /// `auth` (§8): how to log in when the server answers 401.
         auth: Box<crate::auth::spec::AuthSpec>,
+        /// `poolIdleTimeoutMs`: how long the direct path keeps an idle kept-alive connection
+        /// (issue 22; 90 s by default, as hyper and reqwest do).
+        pool_idle_timeout: Duration,
     },
 }
 
@@ -365,6 +370,7 @@ fn parse_remote(o: &Map<String, Value>) -> std::result::Result<Endpoint, String>
         headers,
         net,
         auth,
+        pool_idle_timeout: millis(o, "poolIdleTimeoutMs")?.unwrap_or(DEFAULT_POOL_IDLE_TIMEOUT),
     })
 }
 

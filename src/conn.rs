@@ -168,6 +168,7 @@ impl Conn {
                 ordered: SEND_IN_ORDER.with(std::cell::Cell::get),
             },
             routing: None,
+            timeout: None,
         })
     }
 
@@ -191,6 +192,7 @@ impl Conn {
                 ordered: false,
             },
             routing: None,
+            timeout: None,
         })
     }
 
@@ -204,6 +206,7 @@ impl Conn {
                 ordered: true,
             },
             routing: None,
+            timeout: None,
         })
     }
 
@@ -316,6 +319,7 @@ impl Conn {
             text: &text,
             kind: OutKind::Request { id, method },
             routing,
+            timeout: Some(limits.idle.min(limits.total)),
         });
         let reply = match sent {
             Err(e) => {

@@ -17,7 +17,7 @@
 //! | `clock` | call timers that pause while the host is asked (§4) |
 //! | `auth/` | OAuth for remote servers (§8): config (`spec`), what it works with (`flow`), discovery and token requests (`requests`), the grants (`grants`), the resolver's login (`login`), the token store (`store`) |
 //! | `transport/` | how bytes move: `stdio`, `stderr` (every child's stderr, one thread), `http/` (shared clients, `streamable`, `reply`, `modern`, `server_stream`, `legacy_sse`, `inbox`: the reader thread; the direct path: `direct`, `direct_reply`, `pool`, `tls`, `wire`), `sse` |
-//! | `sys` | the POSIX calls: pipes, process groups, signals |
+//! | `sys/` | the platform calls: pipes, process groups, signals; `net`: the direct path's sockets |
 //! | `bridge`, `sep1034`, `responder` | the §10 mapping, SEP-1034 defaults/checks, one-shot responders |
 //! | `pure`, `adapters` | the JSON-in/JSON-out functions; tools in a provider's shape |
 //! | `config`, `secrets` | §2 config parsing, `${ENV}` headers; masking secrets in quoted text (§9) |
@@ -37,8 +37,9 @@ mod config;
 mod conn;
 mod error;
 pub mod ffi;
-#[cfg(test)]
-mod fuzz;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod json;
 mod jsonrpc;
 mod listing;

@@ -273,7 +273,7 @@ pub fn for_each_entry<'a>(text: &'a str, mut each: impl FnMut(&'a str, &'a str))
 
 /// The members of a JSON object in text already validated, as (raw key, raw value) texts
 /// (for tests and the fuzz targets; the hot path uses [`for_each_entry`]).
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub fn entries(text: &str) -> Option<Vec<(&str, &str)>> {
     let mut out = Vec::new();
     for_each_entry(text, |k, v| out.push((k, v))).then_some(out)

@@ -137,13 +137,17 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
             headers,
             net,
             auth,
+            pool_idle_timeout,
         } => crate::transport::http::connect(
             url,
             headers,
             net,
             auth,
-            spec.timeout,
-            spec.max_message_bytes,
+            crate::transport::http::Bounds {
+                timeout: spec.timeout,
+                max_bytes: spec.max_message_bytes,
+                pool_idle: *pool_idle_timeout,
+            },
             &conn,
         )
         .map_err(|e| phase_error(spec, "connect", &e))?,

@@ -24,6 +24,9 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) kind: OutKind<'a>,
     /// What MCP 2026-07-28 over HTTP repeats in headers (§6): `Mcp-Name` and `Mcp-Param-*`.
     pub(crate) routing: Option<&'a Routing>,
+    /// A request's own timeout (the call's, §7): writing it ends by then (issue 22). None: the
+    /// transport's phase timeout.
+    pub(crate) timeout: Option<Duration>,
 }
 
 /// The values of a modern request's routing headers (§6, SEP-2243).

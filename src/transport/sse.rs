@@ -1,45 +1,21 @@
-//! SSE helpers around the `sse-stream` parser: a cap on one event's size (so a server cannot
-//! make us buffer an endless event), and turning an event's data into JSON-RPC messages.
+//! Server-sent events (contract §5), one parser for every path: [`EventParser`], a sans-I/O
+//! parser of the SSE grammar that caps one event's size (a server cannot make us buffer an
+//! endless event), [`events`] over it for the async paths' byte streams, and turning an event's
+//! data into JSON-RPC messages.
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use serde_json::value::RawValue;
+use std::collections::VecDeque;
+use std::time::Duration;
 
-/// Counts the bytes of the event being received (since the last blank line); CR, LF and CRLF
-/// all end a line, as in the SSE grammar.
-#[derive(Default)]
-pub struct EventCap {
-    line_len: usize,
-    event_len: usize,
-    last: u8,
-}
+/// The longest `retry:` honoured (issue 22): a server asking for more is waited on this long.
+pub const MAX_RETRY: Duration = Duration::from_secs(60);
 
-impl EventCap {
-    /// Feeds a chunk; Err once the current event is longer than `max` bytes.
-    pub fn feed(&mut self, chunk: &[u8], max: usize) -> Result<(), String> {
-        for &b in chunk {
-            match b {
-                b'\n' if self.last == b'\r' => {}
-                b'\n' | b'\r' => {
-                    if self.line_len == 0 {
-                        self.event_len = 0; // a blank line ends the event
-                    }
-                    self.line_len = 0;
-                }
-                _ => {
-                    self.line_len += 1;
-                    self.event_len += 1;
-                }
-            }
-            self.last = b;
-            if self.event_len > max {
-                return Err(format!(
-                    "an event is longer than maxMessageBytes ({max} bytes)"
-                ));
-            }
-        }
-        Ok(())
-    }
+/// How long a stream's `retry:` of `ms` milliseconds has the client wait, capped at
+/// [`MAX_RETRY`].
+pub fn retry_delay(ms: u64) -> Duration {
+    Duration::from_millis(ms).min(MAX_RETRY)
 }
 
 /// The innermost cause of an error ("Connection reset by peer (os error 104)" rather than
@@ -54,40 +30,67 @@ pub fn root_cause(e: &dyn std::error::Error) -> String {
     last
 }
 
-/// Why a capped byte stream ended early.
-#[derive(Debug)]
-pub struct StreamError(pub String);
-
-impl std::fmt::Display for StreamError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Why an event stream ended early.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SseError {
+    /// The stream broke (the connection, the body): it may be resumed (§5).
+    Lost(String),
+    /// What it carried is refused (an event past `maxMessageBytes`, a field that is not text):
+    /// a resume would bring the same again, so the request ends, saying why.
+    Refused(String),
 }
 
-impl std::error::Error for StreamError {}
-
-/// `stream` with each event capped at `max` bytes; the first error ends it.
-pub fn capped<S, E>(stream: S, max: usize) -> impl Stream<Item = Result<Bytes, StreamError>>
+/// The events of a byte stream, each capped at `max` bytes; the first error ends it, after the
+/// events that came before it.
+pub fn events<S, E>(stream: S, max: usize) -> impl Stream<Item = Result<Event, SseError>>
 where
     S: Stream<Item = Result<Bytes, E>>,
     E: std::error::Error,
 {
-    let mut cap = EventCap::default();
-    let mut failed = false;
-    stream
-        .map(move |item| {
-            if failed {
+    struct St<S> {
+        stream: std::pin::Pin<Box<S>>,
+        parser: EventParser,
+        ready: VecDeque<Event>,
+        error: Option<SseError>,
+        ended: bool,
+    }
+    let st = St {
+        stream: Box::pin(stream),
+        parser: EventParser::new(max),
+        ready: VecDeque::new(),
+        error: None,
+        ended: false,
+    };
+    futures_util::stream::unfold(st, |mut st| async move {
+        loop {
+            if let Some(ev) = st.ready.pop_front() {
+                return Some((Ok(ev), st));
+            }
+            if let Some(e) = st.error.take() {
+                return Some((Err(e), st));
+            }
+            if st.ended {
                 return None;
             }
-            let r = match item {
-                Ok(chunk) => cap.feed(&chunk, max).map(|_| chunk).map_err(StreamError),
-                Err(e) => Err(StreamError(root_cause(&e))),
-            };
-            failed = r.is_err();
-            Some(r)
-        })
-        .take_while(|x| std::future::ready(x.is_some()))
-        .filter_map(std::future::ready)
+            match st.stream.next().await {
+                // An event the stream ended in the middle of is not dispatched (SSE).
+                None => st.ended = true,
+                Some(Ok(chunk)) => {
+                    let mut out = Vec::new();
+                    let fed = st.parser.feed(&chunk, &mut out);
+                    st.ready.extend(out);
+                    if let Err(e) = fed {
+                        st.error = Some(SseError::Refused(e));
+                        st.ended = true;
+                    }
+                }
+                Some(Err(e)) => {
+                    st.error = Some(SseError::Lost(root_cause(&e)));
+                    st.ended = true;
+                }
+            }
+        }
+    })
 }
 
 /// The JSON-RPC messages in some JSON text (an event's data, a reply body): one object, or a
@@ -118,23 +121,26 @@ fn readable(text: &str) -> bool {
     crate::jsonrpc::line_kind(text.as_bytes()) != crate::jsonrpc::LineKind::Invalid
 }
 
-/// One server-sent event as the direct path reads it (§5).
+/// One server-sent event (§5).
 #[derive(Debug, Default, PartialEq)]
 pub struct Event {
     pub data: Option<String>,
     pub id: Option<String>,
     pub retry: Option<u64>,
+    /// The `event:` field (the legacy HTTP+SSE transport's `endpoint`).
+    pub event: Option<String>,
 }
 
-/// The SSE grammar over bytes as they arrive, for the direct path (the async paths use
-/// `sse-stream`): CR, LF or CRLF end a line, a blank line ends an event, `:` starts a comment,
-/// and one event is capped at `max` bytes.
+/// The SSE grammar over bytes as they arrive: CR, LF or CRLF end a line, a blank line ends an
+/// event, `:` starts a comment, and one event is capped at `max` bytes (its bytes counted
+/// without line ends, as they arrive, so the events before an oversized one still come out).
 pub struct EventParser {
     line: Vec<u8>,
     event: Event,
     seen: bool,
     last_cr: bool,
-    cap: EventCap,
+    /// Bytes of the event being received.
+    event_len: usize,
     max: usize,
     /// Still at the stream's start, where a byte-order mark is skipped.
     at_start: bool,
@@ -147,22 +153,30 @@ impl EventParser {
             event: Event::default(),
             seen: false,
             last_cr: false,
-            cap: EventCap::default(),
+            event_len: 0,
             max,
             at_start: true,
         }
     }
 
-    /// Feeds bytes; each completed event is pushed to `out`. A line that is not UTF-8 is an
-    /// error (the stream is not SSE).
+    /// Feeds bytes; each completed event is pushed to `out`. An event longer than `max`, or a
+    /// field we read that is not UTF-8, is an error (after the events before it).
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<Event>) -> Result<(), String> {
-        self.cap.feed(bytes, self.max)?;
         for &b in bytes {
             let after_cr = std::mem::replace(&mut self.last_cr, b == b'\r');
             match b {
                 b'\n' if after_cr => {}
                 b'\n' | b'\r' => self.end_line(out)?,
-                _ => self.line.push(b),
+                _ => {
+                    self.event_len += 1;
+                    if self.event_len > self.max {
+                        return Err(format!(
+                            "an event is longer than maxMessageBytes ({} bytes)",
+                            self.max
+                        ));
+                    }
+                    self.line.push(b)
+                }
             }
         }
         Ok(())
@@ -174,6 +188,7 @@ impl EventParser {
             line.drain(..3);
         }
         if line.is_empty() {
+            self.event_len = 0;
             if std::mem::take(&mut self.seen) {
                 out.push(std::mem::take(&mut self.event));
             }
@@ -214,11 +229,14 @@ impl EventParser {
                 self.event.id = Some(value.to_string());
                 self.seen = true;
             }
-            "retry" if value.bytes().all(|b| b.is_ascii_digit()) => {
-                if let Ok(ms) = value.parse() {
-                    self.event.retry = Some(ms);
-                    self.seen = true;
-                }
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                // Digits past u64 are the longest wait there is (capped by retry_delay).
+                self.event.retry = Some(value.parse().unwrap_or(u64::MAX));
+                self.seen = true;
+            }
+            "event" => {
+                self.event.event = Some(value.to_string());
+                self.seen = true;
             }
             _ => {}
         }
@@ -244,7 +262,8 @@ mod tests {
                     Event {
                         data: Some("{\"a\":\n1}".into()),
                         id: Some("7".into()),
-                        retry: Some(250)
+                        retry: Some(250),
+                        event: None,
                     },
                     Event {
                         data: Some("x".into()),
@@ -253,7 +272,7 @@ mod tests {
                     Event {
                         data: Some(String::new()),
                         id: Some("8".into()),
-                        retry: None
+                        ..Event::default()
                     },
                 ],
                 "split {split}"
@@ -278,11 +297,73 @@ mod tests {
 
     #[test]
     fn cap_counts_one_event() {
-        let mut c = EventCap::default();
-        assert!(c.feed(b"data: 123456\r\n\r\ndata: 1234", 12).is_ok());
-        assert!(c.feed(b"5678", 12).is_err());
-        let mut c = EventCap::default();
-        assert!(c.feed(b"data: 1\n\ndata: 2\n\ndata: 3\n\n", 8).is_ok());
+        let mut p = EventParser::new(12);
+        let mut out = Vec::new();
+        assert!(p.feed(b"data: 123456\r\n\r\ndata: 1234", &mut out).is_ok());
+        assert!(p.feed(b"5678", &mut out).is_err());
+        assert_eq!(out.len(), 1);
+        let mut p = EventParser::new(8);
+        assert!(p
+            .feed(b"data: 1\n\ndata: 2\n\ndata: 3\n\n", &mut out)
+            .is_ok());
+    }
+
+    /// Issue 22: the events before an oversized one still come out (the response may be among
+    /// them), and the error names `maxMessageBytes`.
+    #[test]
+    fn events_before_an_oversized_one_come_out() {
+        let mut p = EventParser::new(64);
+        let mut out = Vec::new();
+        let mut wire = b"id: 1\ndata: {\"a\":1}\n\ndata: ".to_vec();
+        wire.resize(wire.len() + 100, b'x');
+        let e = p.feed(&wire, &mut out).unwrap_err();
+        assert!(e.contains("maxMessageBytes (64 bytes)"), "{e}");
+        assert_eq!(out[0].data.as_deref(), Some("{\"a\":1}"));
+    }
+
+    #[test]
+    fn retry_is_capped() {
+        let mut p = EventParser::new(1 << 10);
+        let mut out = Vec::new();
+        p.feed(
+            b"retry: 18446744073709551615999\n\nretry: 250\n\n",
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out[0].retry, Some(u64::MAX));
+        assert_eq!(retry_delay(u64::MAX), MAX_RETRY);
+        assert_eq!(retry_delay(250), Duration::from_millis(250));
+        assert_eq!(out[1].retry, Some(250));
+    }
+
+    #[test]
+    fn the_stream_adapter_ends_after_the_events_before_an_error() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let chunks = |v: Vec<Result<&'static [u8], std::io::Error>>| {
+            futures_util::stream::iter(v.into_iter().map(|c| c.map(Bytes::from_static)))
+        };
+        let got: Vec<_> = rt.block_on(
+            events(
+                chunks(vec![
+                    Ok(b"event: endpoint\ndata: /m\n\nda"),
+                    Ok(b"ta: 2\n\n"),
+                    Err(std::io::Error::other("reset")),
+                    Ok(b"data: never\n\n"),
+                ]),
+                1 << 10,
+            )
+            .collect(),
+        );
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].as_ref().unwrap().event.as_deref(), Some("endpoint"));
+        assert_eq!(got[1].as_ref().unwrap().data.as_deref(), Some("2"));
+        assert_eq!(got[2], Err(SseError::Lost("reset".into())));
+        let got: Vec<_> =
+            rt.block_on(events(chunks(vec![Ok(b"data: 1\n\ndata: 123456789\n\n")]), 10).collect());
+        assert_eq!(got.len(), 2);
+        assert!(matches!(&got[1], Err(SseError::Refused(e)) if e.contains("maxMessageBytes")));
     }
 
     /// Found by fuzzing: a lone surrogate escape in a key passed a lenient check here but not the

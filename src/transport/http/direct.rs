@@ -10,9 +10,9 @@
 //! sent twice: an idle connection is checked before it is written to, and a request ended
 //! elsewhere (cancelled, timed out, disconnected) is not written at all.
 
-use super::pool::{Direct, Sock};
+use super::pool::{Direct, OpenError, Sock, WriteFailed};
 use super::streamable::{HttpTransport, Mode, Post};
-use super::wire::{Body, Head};
+use super::wire::{Body, Head, HeadReader};
 use super::MODERN_VERSION;
 use crate::conn::{lock, RequestError};
 use crate::transport::sse::EventParser;
@@ -27,6 +27,8 @@ const PAUSE_AFTER_CONNECT_FAILURE: Duration = Duration::from_secs(5);
 pub(super) struct Exchange {
     pub(super) sock: Sock,
     pub(super) buf: Vec<u8>,
+    /// Takes the head (and the interim heads before it) from `buf`.
+    pub(super) heads: HeadReader,
     pub(super) head: Option<Head>,
     pub(super) body: Option<Body>,
     pub(super) decoded: Vec<u8>,
@@ -80,12 +82,18 @@ pub(super) enum Step {
     More,
 }
 
-/// Why nothing was written.
+/// Why a request was not (wholly) written.
 enum Unsent {
     /// The request ended elsewhere first (or the transport is closing).
     Ended,
-    /// No connection could be opened and written; `tls` when TLS failed.
+    /// No connection could be opened and written, and nothing of the request reached the
+    /// server; `tls` when TLS failed.
     Failed { tls: bool },
+    /// The request's deadline passed (writing it, or opening a connection for it).
+    TimedOut,
+    /// The connection broke after part of the request went out: the server may have read it,
+    /// so it is never sent again (§6).
+    Broken(WriteFailed),
 }
 
 impl HttpTransport {
@@ -160,8 +168,9 @@ impl HttpTransport {
         Ok(h)
     }
 
-    /// Sends `out` the direct way when that applies (else gives it back for the async way). A
-    /// request's reply is read later by its caller ([`HttpTransport::drive_direct`]); for a
+    /// Sends `out` the direct way when that applies (else gives it back for the async way),
+    /// writing by `deadline` (issue 22: every phase of a request ends by the call's deadline).
+    /// A request's reply is read later by its caller ([`HttpTransport::drive_direct`]); for a
     /// message without a reply of ours the status is read before this returns.
     pub(super) fn send_direct(&self, out: Post, ordered: bool) -> Result<(), Post> {
         let (Some((modern, generation, had_session)), Some(d)) =
@@ -188,17 +197,13 @@ impl HttpTransport {
                 return Ok(());
             }
         };
-        let sock = match self.open_and_write(d, &bytes, id) {
+        let deadline = Instant::now() + out.timeout;
+        let sock = match self.open_and_write(d, &bytes, id, deadline) {
             Ok(s) => s,
-            Err(Unsent::Ended) => {
-                if let Some(id) = id {
-                    d.forget(id);
-                }
-                return Ok(()); // ended before it went out: nothing is sent (§7)
-            }
             Err(Unsent::Failed { tls }) => {
-                // The async path tries, and says why in its words when it cannot either.
-                // After a TLS failure it keeps the server (it may want HTTP/2).
+                // Nothing of it reached the server: the async path tries, and says why in its
+                // words when it cannot either. After a TLS failure it keeps the server (it may
+                // want HTTP/2).
                 if let Some(id) = id {
                     d.forget(id);
                 }
@@ -209,10 +214,31 @@ impl HttpTransport {
                 }
                 return Err(out);
             }
+            Err(unsent) => {
+                // Ended before it went out (nothing is sent, §7), or it timed out or broke:
+                // never sent again.
+                let Some(id) = id else { return Ok(()) };
+                if d.forget(id) {
+                    return Ok(());
+                }
+                let why = match unsent {
+                    Unsent::TimedOut => RequestError::Timeout(id),
+                    Unsent::Broken(f) => RequestError::Lost(format!(
+                        "the connection broke while the request was being sent ({}); it is not sent again, as the server may have read part of it",
+                        f.error
+                    )),
+                    Unsent::Ended | Unsent::Failed { .. } => return Ok(()),
+                };
+                if let Some(c) = self.conn.upgrade() {
+                    c.fail_request(id, why);
+                }
+                return Ok(());
+            }
         };
         let ex = Exchange {
             sock,
             buf: Vec::new(),
+            heads: Default::default(),
             head: None,
             body: None,
             decoded: Vec::new(),
@@ -238,7 +264,7 @@ impl HttpTransport {
     /// an authorization retry sends it again on the async path, an ordered one before this
     /// returns.
     fn finish_unanswered(&self, d: &Direct, mut ex: Exchange, ordered: bool) {
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Instant::now() + ex.post.timeout;
         let step = loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.read_step(&mut ex, None, left) {
@@ -260,30 +286,49 @@ impl HttpTransport {
         }
     }
 
-    /// Writes `bytes` on a pooled connection that is still open, or on a new one (also when the
-    /// write on a pooled one fails: the server closed it; it read nothing of the request).
-    /// Request `id` is in this thread's hands throughout, and nothing is written once it
-    /// ended elsewhere.
-    fn open_and_write(&self, d: &Direct, bytes: &[u8], id: Option<u64>) -> Result<Sock, Unsent> {
+    /// Writes `bytes` by `deadline` on a pooled connection that is still open, or on a new one
+    /// (also when the write on a pooled one failed before any byte went out: the server had
+    /// closed it). Request `id` is in this thread's hands throughout, and nothing is written
+    /// once it ended elsewhere; a write that may have reached the server is never repeated.
+    fn open_and_write(
+        &self,
+        d: &Direct,
+        bytes: &[u8],
+        id: Option<u64>,
+        deadline: Instant,
+    ) -> Result<Sock, Unsent> {
+        let broken = |f: WriteFailed| {
+            if d.ended(id) {
+                Unsent::Ended
+            } else if f.timed_out() {
+                Unsent::TimedOut
+            } else {
+                Unsent::Broken(f)
+            }
+        };
         if let Some(mut s) = d.take_idle() {
             if id.is_some_and(|id| !d.attach(id, &s.tcp)) {
                 return Err(Unsent::Ended);
             }
-            if s.write_all(bytes).is_ok() {
-                return Ok(s);
+            match s.write_all(bytes, deadline) {
+                Ok(()) => return Ok(s),
+                Err(f) if !f.sent_any && !f.timed_out() && !d.ended(id) => {}
+                Err(f) => return Err(broken(f)),
             }
         }
-        let mut s = d
-            .open(self.timeout)
-            .map_err(|_| Unsent::Failed { tls: false })?;
-        if id.is_some_and(|id| !d.attach(id, &s.tcp)) {
-            return Err(Unsent::Ended);
-        }
-        // The TLS handshake happens on the first write.
-        s.write_all(bytes).map_err(|e| Unsent::Failed {
-            tls: super::tls_failure(&e).is_some(),
+        let mut s = d.open(deadline, id).map_err(|e| match e {
+            OpenError::Ended => Unsent::Ended,
+            OpenError::TimedOut => Unsent::TimedOut,
+            OpenError::Failed { tls } => Unsent::Failed { tls },
         })?;
-        Ok(s)
+        match s.write_all(bytes, deadline) {
+            Ok(()) => Ok(s),
+            // Refused before anything went out: as a connection that could not be opened.
+            Err(f) if !f.sent_any && !f.timed_out() && !d.ended(id) => {
+                Err(Unsent::Failed { tls: false })
+            }
+            Err(f) => Err(broken(f)),
+        }
     }
 
     /// Reads on request `id`'s reply for at most `left`, filing what arrives (§5). False when
@@ -312,7 +357,7 @@ impl HttpTransport {
             }
             Step::Resume => {
                 if !d.forget(id) {
-                    self.spawn_resume(id, ex.last_id, ex.retry);
+                    self.spawn_resume(id, ex.last_id, ex.retry, ex.post.timeout);
                 }
             }
             Step::Fail(e) => {

@@ -8,7 +8,7 @@ use super::direct::{Exchange, Step};
 use super::inbox::Inbox;
 use super::reply::answers;
 use super::streamable::HttpTransport;
-use super::wire::{parse_head, Body, Head};
+use super::wire::{Body, Framing, Head};
 use super::{redact, runtime};
 use crate::conn::RequestError;
 use crate::jsonrpc::LineKind;
@@ -95,6 +95,21 @@ impl HttpTransport {
         )))
     }
 
+    /// What the reply carried is refused (`why`: an event past maxMessageBytes, or broken
+    /// framing): the request fails saying so, without a resume (it would bring the same again),
+    /// and the connection is not reused.
+    fn refused(&self, ex: &Exchange, why: &str) -> Step {
+        if ex.answered {
+            return Step::Done { reuse: false };
+        }
+        let why = self.quote(why);
+        Step::Fail(RequestError::Lost(if ex.sse.is_some() {
+            format!("the event stream failed before the response: {why}")
+        } else {
+            format!("reading the body failed: {why} ({})", redact(&self.url))
+        }))
+    }
+
     /// An event stream ended without the response: resumed on the async path when it can be
     /// (§5), else the call fails (MCP 2026-07-28 has no resumption, §6).
     fn stream_ended(&self, ex: &Exchange, error: Option<&str>) -> Step {
@@ -115,11 +130,10 @@ impl HttpTransport {
     /// Takes what the buffer holds: the head, then the body's messages.
     fn process(&self, ex: &mut Exchange, id: Option<u64>) -> Step {
         if ex.head.is_none() {
-            match parse_head(&ex.buf) {
+            match ex.heads.take(&mut ex.buf) {
                 Ok(None) => return Step::More,
                 Err(e) => return Step::Fail(RequestError::Lost(self.quote(&e))),
-                Ok(Some((head, used))) => {
-                    ex.buf.drain(..used);
+                Ok(Some(head)) => {
                     if let Some(step) = self.on_head(ex, &head, id) {
                         return step;
                     }
@@ -137,7 +151,9 @@ impl HttpTransport {
         let start = ex.decoded.len();
         let used = match body.decode(&ex.buf, &mut ex.decoded) {
             Ok(n) => n,
-            Err(e) => return self.stream_failed(ex, &e),
+            // Broken framing: the connection is unusable, and nothing says a resume would fare
+            // better.
+            Err(e) => return self.refused(ex, &e),
         };
         ex.buf.drain(..used);
         let done = body.done();
@@ -163,7 +179,8 @@ impl HttpTransport {
                 }
             }
             if let Err(e) = fed {
-                return self.stream_failed(ex, &e);
+                // An event past maxMessageBytes (or not text): a resume would bring it again.
+                return self.refused(ex, &e);
             }
         } else if ex.decoded.len() > self.max_bytes {
             return Step::Fail(RequestError::Lost(format!(
@@ -201,8 +218,9 @@ impl HttpTransport {
             return Some(Step::Fail(RequestError::SessionExpired(ex.generation)));
         }
         if id.is_none() && (200..300).contains(&s) {
-            // Our answer or notification was taken; its body, if any, is not ours to read.
-            let empty = head.framing == super::wire::Framing::Length(0);
+            // Our answer or notification was taken; its body, if any, is not ours to read, and
+            // a connection with bytes after the head is not reused (they answer nothing).
+            let empty = head.framing == Framing::Length(0) && ex.buf.is_empty();
             return Some(Step::Done {
                 reuse: empty && head.keep_alive,
             });

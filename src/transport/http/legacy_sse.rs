@@ -11,7 +11,6 @@ use crate::transport::sse;
 use futures_util::StreamExt;
 use reqwest::header::ACCEPT;
 use reqwest::Url;
-use sse_stream::SseByteStream;
 use std::sync::atomic::Ordering;
 
 impl HttpTransport {
@@ -38,7 +37,8 @@ impl HttpTransport {
         let me = self.me.upgrade().ok_or("the connection is closed")?;
         let task = runtime().spawn(async move {
             let mut tx = Some(tx);
-            let mut events = SseByteStream::new(sse::capped(resp.bytes_stream(), me.max_bytes));
+            let events = sse::events(resp.bytes_stream(), me.max_bytes);
+            let mut events = std::pin::pin!(events);
             while let Some(Ok(ev)) = events.next().await {
                 let Some(data) = ev.data else { continue };
                 if ev.event.as_deref() == Some("endpoint") {

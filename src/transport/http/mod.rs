@@ -16,10 +16,18 @@ mod reply;
 mod server_stream;
 mod streamable;
 mod tls;
-mod wire;
+pub(crate) mod wire;
 
 pub(crate) use modern::MODERN_VERSION;
 pub(crate) use streamable::connect;
+
+/// A remote server's bounds: the phase timeout, the cap on one inbound message
+/// (`maxMessageBytes`), and how long an idle kept-alive connection is kept.
+pub(crate) struct Bounds {
+    pub(crate) timeout: std::time::Duration,
+    pub(crate) max_bytes: usize,
+    pub(crate) pool_idle: std::time::Duration,
+}
 
 use super::block_sigpipe_on_this_thread;
 use crate::config::NetSpec;

@@ -64,7 +64,7 @@ impl HttpTransport {
         };
         if status.is_success() {
             return self
-                .read_reply(resp, id, false)
+                .read_reply(resp, id, None)
                 .await
                 .map_err(RequestError::Lost);
         }

@@ -5,9 +5,8 @@
 use super::inbox::Inbox;
 use super::streamable::HttpTransport;
 use super::{explain_reqwest, is_sse};
-use crate::transport::sse;
+use crate::transport::sse::{self, SseError};
 use futures_util::StreamExt;
-use sse_stream::SseByteStream;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -24,25 +23,30 @@ pub(super) fn answers(text: &str, id: u64) -> bool {
 
 impl HttpTransport {
     /// Reads the reply to request `id`: a JSON body, or an SSE stream resumed with
-    /// `Last-Event-ID` when it closes before the response.
+    /// `Last-Event-ID` when it closes before the response; `resumable` is the request's
+    /// timeout where resuming is allowed (not in MCP 2026-07-28).
     pub(super) async fn read_reply(
         &self,
         resp: reqwest::Response,
         id: u64,
-        resumable: bool,
+        resumable: Option<Duration>,
     ) -> Result<(), String> {
         if is_sse(&resp) {
-            if !resumable {
+            let Some(timeout) = resumable else {
                 // MCP 2026-07-28 has no resumption, and a call is never re-sent (§6).
-                if self.consume_sse(resp, Some(id)).await.answered {
+                let end = self.consume_sse(resp, Some(id)).await;
+                if end.answered {
                     return Ok(());
+                }
+                if let Some(e) = end.refused {
+                    return Err(format!("the event stream failed before the response: {e}"));
                 }
                 return Err(
                     "the response stream ended before the response (MCP 2026-07-28 has no resumption; the call is not sent again)"
                         .into(),
                 );
-            }
-            return self.follow_stream(resp, id).await;
+            };
+            return self.follow(Some(resp), id, None, None, timeout).await;
         }
         let bytes = self.read_body(resp).await?;
         let text = String::from_utf8_lossy(&bytes);
@@ -95,24 +99,23 @@ impl HttpTransport {
         }
     }
 
-    /// Reads a request's event stream until its response (§5): a stream that closes before it
-    /// is resumed with GET + `Last-Event-ID` (the last event id seen on any of its streams)
-    /// after exactly the server's `retry:`, again and again while streams end empty, at most
-    /// [`MAX_RESUMES`] times in a row; the caller's timeout bounds it all.
-    async fn follow_stream(&self, resp: reqwest::Response, id: u64) -> Result<(), String> {
-        self.follow(Some(resp), id, None, None).await
-    }
-
-    /// [`HttpTransport::follow_stream`] from `first`, or, without it, from a resume after
-    /// `last_id` (a stream the direct path read until it ended, with the `retry:` it saw).
+    /// Reads a request's event stream from `first`, or, without it, from a resume after
+    /// `last_id` (a stream the direct path read until it ended, with the `retry:` it saw),
+    /// until its response (§5): a stream that closes before it is resumed with GET +
+    /// `Last-Event-ID` (the last event id seen on any of its streams) after exactly the
+    /// server's `retry:` (at most [`sse::MAX_RETRY`]), again and again while streams end
+    /// empty, at most [`MAX_RESUMES`] times in a row; the request's `timeout` bounds it all, and
+    /// a `retry:` as long as it fails the request at once (issue 22). A stream whose content is
+    /// refused (an event past `maxMessageBytes`) is not resumed: it would bring the same again.
     pub(super) async fn follow(
         &self,
         mut first: Option<reqwest::Response>,
         id: u64,
         mut last_id: Option<String>,
         retry: Option<u64>,
+        timeout: Duration,
     ) -> Result<(), String> {
-        let mut retry = retry.map_or(DEFAULT_RETRY, Duration::from_millis);
+        let mut retry = retry.map_or(DEFAULT_RETRY, sse::retry_delay);
         let mut empty_resumes = 0;
         loop {
             if self.closed.load(Ordering::Acquire) {
@@ -126,8 +129,11 @@ impl HttpTransport {
                 if self.closed.load(Ordering::Acquire) {
                     return Err("the connection is closed".into());
                 }
+                if let Some(e) = end.refused {
+                    return Err(format!("the event stream failed before the response: {e}"));
+                }
                 if let Some(r) = end.retry {
-                    retry = Duration::from_millis(r);
+                    retry = sse::retry_delay(r);
                 }
                 if end.last_id.is_some() {
                     last_id = end.last_id;
@@ -146,6 +152,13 @@ impl HttpTransport {
                         "the event stream was resumed {MAX_RESUMES} times in a row without receiving anything"
                     ));
                 }
+            }
+            if retry >= timeout {
+                return Err(format!(
+                    "the server asked to wait {} ms before the event stream is resumed (`retry:`), as long as the request's timeout ({} ms); it is not resumed",
+                    retry.as_millis(),
+                    timeout.as_millis()
+                ));
             }
             let Some(last) = last_id.as_deref() else {
                 return Err("the server closed the event stream before the response".into());
@@ -167,16 +180,17 @@ impl HttpTransport {
     /// arrived or the stream ended.
     pub(super) async fn consume_sse(&self, resp: reqwest::Response, id: Option<u64>) -> StreamEnd {
         let mut end = StreamEnd::default();
-        let mut events = SseByteStream::new(sse::capped(resp.bytes_stream(), self.max_bytes));
+        let events = sse::events(resp.bytes_stream(), self.max_bytes);
+        let mut events = std::pin::pin!(events);
         while let Some(item) = events.next().await {
             let ev = match item {
                 Ok(ev) => ev,
-                Err(sse_stream::Error::Body(inner)) => {
-                    end.error = Some(inner.to_string());
+                Err(SseError::Lost(e)) => {
+                    end.error = Some(e);
                     break;
                 }
-                Err(e) => {
-                    end.error = Some(e.to_string());
+                Err(SseError::Refused(e)) => {
+                    end.refused = Some(e);
                     break;
                 }
             };
@@ -211,4 +225,6 @@ pub(super) struct StreamEnd {
     last_id: Option<String>,
     pub(super) retry: Option<u64>,
     error: Option<String>,
+    /// What the stream carried was refused: it is not resumed.
+    pub(super) refused: Option<String>,
 }

@@ -88,7 +88,7 @@ impl HttpTransport {
                 GetOpen::Up(resp) => {
                     let end = self.consume_sse(resp, None).await;
                     if let Some(r) = end.retry {
-                        retry = Duration::from_millis(r);
+                        retry = crate::transport::sse::retry_delay(r);
                     }
                     if end.delivered {
                         backoff = GET_BACKOFF_FLOOR;

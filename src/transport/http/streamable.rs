@@ -30,7 +30,10 @@ pub(super) struct Post {
     /// The `initialize` request (legacy era).
     pub(super) opens_session: bool,
     pub(super) method: Option<String>,
-    pub(super) routing: Option<crate::transport::Routing>,
+    pub(super) routing: Option<Box<crate::transport::Routing>>,
+    /// The request's timeout (the call's, §7; else the server's): writing it ends by then
+    /// (issue 22), and a stream resumed after a `retry:` as long is not resumed.
+    pub(super) timeout: Duration,
 }
 
 pub(super) enum Mode {
@@ -85,10 +88,14 @@ pub(crate) fn connect(
     headers: &[(String, String)],
     net: &crate::config::NetSpec,
     auth: &crate::auth::spec::AuthSpec,
-    timeout: Duration,
-    max_bytes: usize,
+    bounds: super::Bounds,
     conn: &Arc<Conn>,
 ) -> Result<Arc<HttpTransport>, String> {
+    let super::Bounds {
+        timeout,
+        max_bytes,
+        pool_idle,
+    } = bounds;
     let url = Url::parse(url).map_err(|e| format!("`url` is not a valid URL: {e}"))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!(
@@ -117,7 +124,7 @@ pub(crate) fn connect(
         headers,
     );
     let (tx, rx) = mpsc::channel::<Inbox>(INBOX_CAPACITY);
-    let direct = super::pool::Direct::for_url(&url, net);
+    let direct = super::pool::Direct::for_url(&url, net, pool_idle);
     let t = Arc::new_cyclic(|me| HttpTransport {
         me: me.clone(),
         conn: Arc::downgrade(conn),
@@ -157,12 +164,14 @@ impl HttpTransport {
         if self.closed.load(Ordering::Acquire) {
             return Err("the connection is closed".into());
         }
+        let timeout = msg.timeout.unwrap_or(self.timeout);
         let mut out = Post {
             body: msg.text.to_string(),
             id: None,
             opens_session: false,
             method: None,
-            routing: msg.routing.cloned(),
+            routing: msg.routing.cloned().map(Box::new),
+            timeout,
         };
         let ordered = match msg.kind {
             OutKind::Request { id, method } => {
@@ -217,13 +226,19 @@ impl HttpTransport {
     }
 
     /// Resumes request `id`'s event stream after `last_id` on a task of its own (§5).
-    pub(super) fn spawn_resume(&self, id: u64, last_id: Option<String>, retry: Option<u64>) {
+    pub(super) fn spawn_resume(
+        &self,
+        id: u64,
+        last_id: Option<String>,
+        retry: Option<u64>,
+        timeout: Duration,
+    ) {
         if self.closed.load(Ordering::Acquire) {
             return;
         }
         let Some(me) = self.me.upgrade() else { return };
         let task = runtime().spawn(async move {
-            let r = me.follow(None, id, last_id, retry).await;
+            let r = me.follow(None, id, last_id, retry, timeout).await;
             lock(&me.tasks).remove(&id);
             if let Err(e) = r {
                 me.file(Inbox::FailOne(id, RequestError::Lost(e))).await;
@@ -345,8 +360,7 @@ impl HttpTransport {
         let r = if matches!(lock(&self.state).mode, Mode::Modern) {
             self.deliver_modern(&out).await
         } else {
-            self.deliver_inner(&out.body, out.id, out.opens_session)
-                .await
+            self.deliver_inner(&out).await
         };
         if let Some(id) = id {
             lock(&self.tasks).remove(&id);
@@ -359,12 +373,8 @@ impl HttpTransport {
     /// `opens_session`: the `initialize` request, sent without a session id; its reply's
     /// `Mcp-Session-Id` is the session from then on. Before any session, a 400/404/405 to it
     /// means an HTTP+SSE server (the fallback, [`super::legacy_sse`]).
-    async fn deliver_inner(
-        &self,
-        body: &str,
-        id: Option<u64>,
-        opens_session: bool,
-    ) -> Result<(), RequestError> {
+    async fn deliver_inner(&self, out: &Post) -> Result<(), RequestError> {
+        let (body, id, opens_session) = (out.body.as_str(), out.id, out.opens_session);
         let mut rounds = crate::auth::Rounds::default();
         loop {
             self.auth.before_send().await.map_err(RequestError::Auth)?;
@@ -422,7 +432,7 @@ impl HttpTransport {
                 return Ok(()); // notifications and responses: 202, body ignored
             };
             return self
-                .read_reply(resp, id, true)
+                .read_reply(resp, id, Some(out.timeout))
                 .await
                 .map_err(RequestError::Lost);
         }

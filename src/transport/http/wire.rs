@@ -1,157 +1,319 @@
-//! HTTP/1.1 as the direct path speaks it (contract §5, issue 18): a response head parsed from
-//! bytes, and a body decoder for `Content-Length`, chunked and close-delimited bodies. Pure
-//! byte handling, no I/O, so every edge is unit-tested here.
+//! HTTP/1.1 as the direct path reads it (contract §5, RFC 9112): response heads parsed by
+//! `httparse` (hyper's own parser), and a small strict decoder for the three body framings
+//! (`Content-Length`, chunked, until close). Pure byte handling, no I/O, so every edge is
+//! unit-tested here and fuzzed (`fuzz/`).
 
-/// The longest response head accepted (a server sending more is not speaking HTTP to us).
+/// The longest response head accepted, interim (1xx) heads before it included: a server sending
+/// more is not speaking HTTP to us.
 const MAX_HEAD: usize = 64 * 1024;
+/// Interim (1xx) responses accepted before the final one (hyper and curl keep no count; a
+/// server flooding them would otherwise keep a call busy for its whole timeout).
+const MAX_INTERIM: usize = 32;
+/// Headers in one head (hyper's default).
+const MAX_HEADERS: usize = 100;
+/// Bytes of chunk extensions in one body, all chunks together (hyper's limit): extensions carry
+/// nothing we read.
+const MAX_CHUNK_EXTENSIONS: usize = 16 * 1024;
+/// Bytes of the trailer section of a chunked body.
+const MAX_TRAILERS: usize = 64 * 1024;
 
 /// What the direct path needs of a response head.
 #[derive(Debug, PartialEq)]
-pub(super) struct Head {
-    pub(super) status: u16,
+pub(crate) struct Head {
+    pub(crate) status: u16,
     /// `Content-Type: text/event-stream`.
-    pub(super) sse: bool,
-    pub(super) framing: Framing,
+    pub(crate) sse: bool,
+    pub(crate) framing: Framing,
     /// The connection may carry another request after this response.
-    pub(super) keep_alive: bool,
+    pub(crate) keep_alive: bool,
     /// `WWW-Authenticate` (a 401/403 starts authorization with it, §8).
-    pub(super) challenge: Option<String>,
+    pub(crate) challenge: Option<String>,
 }
 
-/// How the body's end is found.
+/// How the body's end is found (RFC 9112 §6.3).
 #[derive(Debug, PartialEq, Clone, Copy)]
-pub(super) enum Framing {
+pub(crate) enum Framing {
     Length(usize),
     Chunked,
     /// Until the server closes the connection.
     Close,
 }
 
-/// Parses the response head at the start of `buf`: `Ok(None)` while incomplete, else the head
-/// and the bytes it took. Interim 1xx heads are skipped.
-pub(super) fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, String> {
-    let mut at = 0;
-    loop {
-        let rest = &buf[at..];
-        let Some(end) = find(rest, b"\r\n\r\n") else {
-            if rest.len() > MAX_HEAD {
+/// Takes response heads from the front of a buffer as its bytes arrive: interim (1xx) heads
+/// are dropped once parsed and counted, and the buffer is parsed only when a head can have
+/// ended in it (a blank line arrived), so a head that trickles in costs one parse, not one per
+/// read. Bytes that cannot start an HTTP/1.x response fail at once.
+#[derive(Default)]
+pub(crate) struct HeadReader {
+    interim: usize,
+    /// Bytes of interim heads dropped so far (they count against [`MAX_HEAD`]).
+    interim_bytes: usize,
+    /// How far the buffer was searched for a blank line.
+    searched: usize,
+}
+
+impl HeadReader {
+    /// The final head, once it is complete: drained from `buf` together with the interim
+    /// heads before it. `Ok(None)` while incomplete.
+    pub(crate) fn take(&mut self, buf: &mut Vec<u8>) -> Result<Option<Head>, String> {
+        loop {
+            let prefix = &buf[..buf.len().min(5)];
+            if !b"HTTP/".starts_with(prefix) {
+                return Err(format!(
+                    "the server did not answer in HTTP/1.x (its reply starts with {})",
+                    shown(&buf[..buf.len().min(16)])
+                ));
+            }
+            let from = self.searched.saturating_sub(2);
+            let ended = blank_line(&buf[from..]);
+            self.searched = buf.len();
+            if !ended {
+                if buf.len() + self.interim_bytes > MAX_HEAD {
+                    return Err(format!(
+                        "the response head is longer than {} KiB",
+                        MAX_HEAD / 1024
+                    ));
+                }
+                return Ok(None);
+            }
+            let Some((head, used)) = parse(buf)? else {
+                return Ok(None);
+            };
+            self.interim_bytes += used;
+            if self.interim_bytes > MAX_HEAD {
                 return Err(format!(
                     "the response head is longer than {} KiB",
                     MAX_HEAD / 1024
                 ));
             }
-            return Ok(None);
-        };
-        // Header values that are not UTF-8 are tolerated (as hyper does); none we read needs it.
-        let text = String::from_utf8_lossy(&rest[..end]);
-        let mut lines = text.split("\r\n");
-        let status_line = lines.next().unwrap_or("");
-        let mut parts = status_line.splitn(3, ' ');
-        let version = parts.next().unwrap_or("");
-        let status: u16 = match (version.starts_with("HTTP/1."), parts.next()) {
-            (true, Some(code)) if code.len() == 3 => code
-                .parse()
-                .map_err(|_| format!("not an HTTP status line: {}", cut(status_line)))?,
-            _ => return Err(format!("not an HTTP/1.x response: {}", cut(status_line))),
-        };
-        at += end + 4;
-        if (100..200).contains(&status) && status != 101 {
-            continue;
-        }
-        let mut head = Head {
-            status,
-            sse: false,
-            framing: Framing::Close,
-            keep_alive: version == "HTTP/1.1",
-            challenge: None,
-        };
-        let mut length = None;
-        let mut chunked = false;
-        for line in lines {
-            let Some((name, value)) = line.split_once(':') else {
-                return Err(format!("a malformed response header: {}", cut(line)));
-            };
-            let value = value.trim();
-            if name.eq_ignore_ascii_case("content-type") {
-                head.sse = value.to_ascii_lowercase().starts_with("text/event-stream");
-            } else if name.eq_ignore_ascii_case("content-length") {
-                let n: usize = value
-                    .bytes()
-                    .all(|b| b.is_ascii_digit())
-                    .then(|| value.parse().ok())
-                    .flatten()
-                    .ok_or_else(|| format!("a malformed Content-Length: {}", cut(value)))?;
-                if length.is_some_and(|l| l != n) {
-                    return Err("two different Content-Length headers".into());
-                }
-                length = Some(n);
-            } else if name.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = value
-                    .rsplit(',')
-                    .next()
-                    .is_some_and(|v| v.trim().eq_ignore_ascii_case("chunked"));
-            } else if name.eq_ignore_ascii_case("www-authenticate") {
-                head.challenge = Some(value.to_string());
-            } else if name.eq_ignore_ascii_case("connection") {
-                for token in value.split(',') {
-                    let token = token.trim();
-                    if token.eq_ignore_ascii_case("close") {
-                        head.keep_alive = false;
-                    } else if token.eq_ignore_ascii_case("keep-alive") && version == "HTTP/1.0" {
-                        head.keep_alive = true;
-                    }
-                }
+            buf.drain(..used);
+            self.searched = 0;
+            if let Parsed::Final(head) = head {
+                return Ok(Some(head));
+            }
+            self.interim += 1;
+            if self.interim > MAX_INTERIM {
+                return Err(format!(
+                    "the server sent more than {MAX_INTERIM} interim (1xx) responses"
+                ));
             }
         }
-        head.framing = if chunked {
-            if length.is_some() {
-                // Both: the length is ignored and the connection not reused (RFC 9112 §6.3).
-                head.keep_alive = false;
-            }
-            Framing::Chunked
-        } else if let Some(n) = length {
-            Framing::Length(n)
-        } else if matches!(status, 204 | 304) {
-            Framing::Length(0)
-        } else {
-            head.keep_alive = false;
-            Framing::Close
-        };
-        return Ok(Some((head, at)));
     }
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+/// Whether `bytes` hold the end of a head: an empty line (CRLF CRLF, or bare LFs, which
+/// httparse accepts as RFC 9112 §2.2 allows).
+fn blank_line(bytes: &[u8]) -> bool {
+    bytes
+        .windows(2)
+        .enumerate()
+        .any(|(i, w)| w == b"\n\n" || (w == b"\n\r" && bytes.get(i + 2) == Some(&b'\n')))
 }
 
-fn cut(s: &str) -> String {
-    super::cut(s, 80)
+enum Parsed {
+    Interim,
+    Final(Head),
 }
 
-/// Where a chunked body's decoder is.
+/// Parses the head at the start of `buf`: `Ok(None)` while incomplete.
+fn parse(buf: &[u8]) -> Result<Option<(Parsed, usize)>, String> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut headers);
+    let used = match resp.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(format!(
+                "the response head has more than {MAX_HEADERS} headers"
+            ))
+        }
+        Err(e) => {
+            let line = buf.split(|&b| b == b'\n').next().unwrap_or(buf);
+            return Err(format!(
+                "a malformed HTTP response head ({e}; it starts {})",
+                shown(&line[..line.len().min(80)])
+            ));
+        }
+    };
+    let (Some(status), Some(version)) = (resp.code, resp.version) else {
+        return Ok(None);
+    };
+    match status {
+        // httparse reads any three digits; RFC 9110 §15 has none below 100.
+        0..=99 => {
+            return Err(format!(
+                "a malformed HTTP response head (status {status:03} is not a status code)"
+            ))
+        }
+        101 => {
+            return Err("the server switched protocols (HTTP 101), which was not asked for".into())
+        }
+        100..=199 => return Ok(Some((Parsed::Interim, used))),
+        _ => {}
+    }
+    Ok(Some((
+        Parsed::Final(judge(status, version, resp.headers)?),
+        used,
+    )))
+}
+
+/// The framing and reuse of a final head (RFC 9112 §6.3, §9.3).
+fn judge(status: u16, version: u8, headers: &[httparse::Header<'_>]) -> Result<Head, String> {
+    let mut head = Head {
+        status,
+        sse: false,
+        framing: Framing::Close,
+        keep_alive: version == 1,
+        challenge: None,
+    };
+    let mut length: Option<usize> = None;
+    let mut bad_length = false;
+    // Every Transfer-Encoding header's codings, in order, as one list.
+    let mut codings: Vec<String> = Vec::new();
+    for h in headers {
+        let value = trim(h.value);
+        let name = h.name;
+        if name.eq_ignore_ascii_case("content-type") {
+            head.sse = value.len() >= 17 && value[..17].eq_ignore_ascii_case(b"text/event-stream");
+        } else if name.eq_ignore_ascii_case("content-length") {
+            // A list of identical values is one value (RFC 9110 §8.6).
+            for v in value.split(|&b| b == b',') {
+                match decimal(trim(v)) {
+                    Some(n) if length.is_none_or(|l| l == n) => length = Some(n),
+                    Some(_) => return Err("two different Content-Length headers".into()),
+                    None => bad_length = true,
+                }
+            }
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            for c in value.split(|&b| b == b',') {
+                let c = trim(c);
+                if !c.is_empty() {
+                    codings.push(String::from_utf8_lossy(c).to_ascii_lowercase());
+                }
+            }
+        } else if name.eq_ignore_ascii_case("www-authenticate") {
+            head.challenge = Some(String::from_utf8_lossy(value).into_owned());
+        } else if name.eq_ignore_ascii_case("connection") {
+            for token in value.split(|&b| b == b',') {
+                let token = trim(token);
+                if token.eq_ignore_ascii_case(b"close") {
+                    head.keep_alive = false;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") && version == 0 {
+                    head.keep_alive = true;
+                }
+            }
+        }
+    }
+    if matches!(status, 204 | 304) {
+        // No body, whatever the headers say (RFC 9112 §6.3 rule 1).
+        head.framing = Framing::Length(0);
+        return Ok(head);
+    }
+    if !codings.is_empty() {
+        if version == 0 {
+            // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
+            return Err("an HTTP/1.0 response with Transfer-Encoding".into());
+        }
+        // Transfer-Encoding overrides Content-Length; both at once is a smuggling sign, so the
+        // connection is not reused (RFC 9112 §6.3 rule 3).
+        if length.is_some() || bad_length {
+            head.keep_alive = false;
+        }
+        if codings.last().map(String::as_str) == Some("chunked") {
+            if codings[..codings.len() - 1].iter().any(|c| c == "chunked") {
+                return Err("chunked is applied twice in Transfer-Encoding".into());
+            }
+            head.framing = Framing::Chunked;
+        } else {
+            // A final coding other than chunked: the body ends when the server closes
+            // (rule 4), and the connection is never reused.
+            head.keep_alive = false;
+            head.framing = Framing::Close;
+        }
+        return Ok(head);
+    }
+    if bad_length {
+        return Err("a malformed Content-Length".into());
+    }
+    match length {
+        Some(n) => head.framing = Framing::Length(n),
+        None => {
+            head.keep_alive = false;
+            head.framing = Framing::Close;
+        }
+    }
+    Ok(head)
+}
+
+fn trim(mut b: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = b {
+        b = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = b {
+        b = rest;
+    }
+    b
+}
+
+/// A decimal number of digits only (no sign, no space), as Content-Length is.
+fn decimal(b: &[u8]) -> Option<usize> {
+    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    b.iter().try_fold(0usize, |n, &d| {
+        n.checked_mul(10)?.checked_add(usize::from(d - b'0'))
+    })
+}
+
+/// Bytes for an error message: printable ASCII as is, the rest escaped.
+fn shown(b: &[u8]) -> String {
+    let text: String = b.escape_ascii().to_string();
+    format!("`{}`", super::cut(&text, 80))
+}
+
+/// Where a chunked body's decoder is (RFC 9112 §7.1, strictly: every line ends in CRLF, sizes
+/// are hex digits only).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Chunk {
-    /// Reading the size line (its bytes so far are in `line`).
-    Size,
+    /// Hex digits of the size (`digits` so far).
+    Size {
+        size: usize,
+        digits: usize,
+    },
+    /// Spaces after the size, before `;` or CR.
+    SizeSpace {
+        size: usize,
+    },
+    /// A chunk extension, until CR.
+    Extension {
+        size: usize,
+    },
+    /// The LF after the size line's CR.
+    SizeLf {
+        size: usize,
+    },
     Data(usize),
-    /// The CRLF after a chunk's data.
-    DataEnd,
-    /// Trailer lines after the last chunk, until an empty one.
-    Trailer,
+    DataCr,
+    DataLf,
+    /// The start of a trailer line, or of the empty line that ends the body.
+    TrailerStart,
+    TrailerLine,
+    TrailerLf,
+    EndLf,
 }
 
 /// Decodes a response body as its bytes arrive.
-pub(super) struct Body {
+pub(crate) struct Body {
     framing: Framing,
     left: usize,
     chunk: Chunk,
-    line: Vec<u8>,
+    extension_bytes: usize,
+    trailer_bytes: usize,
     done: bool,
 }
 
 impl Body {
-    pub(super) fn new(framing: Framing) -> Body {
+    pub(crate) fn new(framing: Framing) -> Body {
         let left = match framing {
             Framing::Length(n) => n,
             _ => 0,
@@ -159,19 +321,20 @@ impl Body {
         Body {
             framing,
             left,
-            chunk: Chunk::Size,
-            line: Vec::new(),
+            chunk: Chunk::Size { size: 0, digits: 0 },
+            extension_bytes: 0,
+            trailer_bytes: 0,
             done: matches!(framing, Framing::Length(0)),
         }
     }
 
     /// The whole body has been decoded (a close-delimited body ends with [`Body::eof`]).
-    pub(super) fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.done
     }
 
     /// The connection closed: Ok when that ends the body.
-    pub(super) fn eof(&mut self) -> Result<(), String> {
+    pub(crate) fn eof(&mut self) -> Result<(), String> {
         if self.done || self.framing == Framing::Close {
             self.done = true;
             Ok(())
@@ -182,7 +345,7 @@ impl Body {
 
     /// Decodes what it can of `input` into `out`; returns the bytes consumed (less than all of
     /// `input` only once the body is done: the rest belongs to no response of ours).
-    pub(super) fn decode(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<usize, String> {
+    pub(crate) fn decode(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<usize, String> {
         match self.framing {
             Framing::Close => {
                 out.extend_from_slice(input);
@@ -200,56 +363,106 @@ impl Body {
     }
 
     fn dechunk(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<usize, String> {
+        let bad = |what: &str| Err(format!("a malformed chunked body: {what}"));
         let mut i = 0;
         while i < input.len() && !self.done {
-            match self.chunk {
-                Chunk::Size | Chunk::Trailer => {
-                    let Some(nl) = input[i..].iter().position(|&b| b == b'\n') else {
-                        self.line.extend_from_slice(&input[i..]);
-                        if self.line.len() > 4096 {
-                            return Err("a chunk-size line is too long".into());
+            let b = input[i];
+            self.chunk = match self.chunk {
+                Chunk::Size { size, digits } => match (b as char).to_digit(16) {
+                    Some(d) => {
+                        if digits >= 2 * std::mem::size_of::<usize>() {
+                            return bad("a chunk size is too large");
                         }
-                        return Ok(input.len());
-                    };
-                    self.line.extend_from_slice(&input[i..i + nl]);
-                    i += nl + 1;
-                    let line = std::mem::take(&mut self.line);
-                    let line = line.strip_suffix(b"\r").unwrap_or(&line);
-                    if self.chunk == Chunk::Trailer {
-                        self.done = line.is_empty();
-                        continue;
+                        Chunk::Size {
+                            size: size << 4 | d as usize,
+                            digits: digits + 1,
+                        }
                     }
-                    let hex = line.split(|&b| b == b';').next().unwrap_or(b"");
-                    let hex = std::str::from_utf8(hex).unwrap_or("").trim();
-                    let size = usize::from_str_radix(hex, 16)
-                        .map_err(|_| "a malformed chunk size in the reply".to_string())?;
-                    self.chunk = if size == 0 {
-                        Chunk::Trailer
-                    } else {
-                        Chunk::Data(size)
-                    };
-                }
+                    None if digits == 0 => return bad("a chunk size is not hexadecimal"),
+                    None => match b {
+                        b' ' | b'\t' => Chunk::SizeSpace { size },
+                        b';' => Chunk::Extension { size },
+                        b'\r' => Chunk::SizeLf { size },
+                        _ => return bad("a chunk size is not hexadecimal"),
+                    },
+                },
+                Chunk::SizeSpace { size } => match b {
+                    b' ' | b'\t' => Chunk::SizeSpace { size },
+                    b';' => Chunk::Extension { size },
+                    b'\r' => Chunk::SizeLf { size },
+                    _ => return bad("a chunk size is not hexadecimal"),
+                },
+                Chunk::Extension { size } => match b {
+                    b'\r' => Chunk::SizeLf { size },
+                    b'\n' => return bad("a line ends without CR"),
+                    _ => {
+                        self.extension_bytes += 1;
+                        if self.extension_bytes > MAX_CHUNK_EXTENSIONS {
+                            return bad("its chunk extensions are longer than 16 KiB");
+                        }
+                        Chunk::Extension { size }
+                    }
+                },
+                Chunk::SizeLf { size } => match b {
+                    b'\n' if size == 0 => Chunk::TrailerStart,
+                    b'\n' => Chunk::Data(size),
+                    _ => return bad("a line ends without LF"),
+                },
                 Chunk::Data(left) => {
                     let n = (input.len() - i).min(left);
                     out.extend_from_slice(&input[i..i + n]);
                     i += n;
                     self.chunk = if n == left {
-                        Chunk::DataEnd
+                        Chunk::DataCr
                     } else {
                         Chunk::Data(left - n)
                     };
+                    continue;
                 }
-                Chunk::DataEnd => {
-                    match input[i] {
-                        b'\r' => {}
-                        b'\n' => self.chunk = Chunk::Size,
-                        _ => return Err("a chunk is longer than its size".into()),
+                Chunk::DataCr => match b {
+                    b'\r' => Chunk::DataLf,
+                    _ => return bad("a chunk is longer than its size"),
+                },
+                Chunk::DataLf => match b {
+                    b'\n' => Chunk::Size { size: 0, digits: 0 },
+                    _ => return bad("a chunk is longer than its size"),
+                },
+                Chunk::TrailerStart => match b {
+                    b'\r' => Chunk::EndLf,
+                    b'\n' => return bad("a line ends without CR"),
+                    _ => self.trailer_byte()?,
+                },
+                Chunk::TrailerLine => match b {
+                    b'\r' => Chunk::TrailerLf,
+                    b'\n' => return bad("a line ends without CR"),
+                    _ => self.trailer_byte()?,
+                },
+                Chunk::TrailerLf => match b {
+                    b'\n' => Chunk::TrailerStart,
+                    _ => return bad("a line ends without LF"),
+                },
+                Chunk::EndLf => match b {
+                    b'\n' => {
+                        self.done = true;
+                        Chunk::EndLf
                     }
-                    i += 1;
-                }
-            }
+                    _ => return bad("a line ends without LF"),
+                },
+            };
+            i += 1;
         }
         Ok(i)
+    }
+
+    fn trailer_byte(&mut self) -> Result<Chunk, String> {
+        self.trailer_bytes += 1;
+        if self.trailer_bytes > MAX_TRAILERS {
+            return Err(format!(
+                "a malformed chunked body: its trailers are longer than {} KiB",
+                MAX_TRAILERS / 1024
+            ));
+        }
+        Ok(Chunk::TrailerLine)
     }
 }
 
@@ -257,13 +470,29 @@ impl Body {
 mod tests {
     use super::*;
 
+    /// The final head of `text` and the bytes left after it.
     fn head(text: &str) -> (Head, usize) {
-        parse_head(text.as_bytes()).unwrap().unwrap()
+        let mut buf = text.as_bytes().to_vec();
+        let h = HeadReader::default().take(&mut buf).unwrap().unwrap();
+        (h, buf.len())
+    }
+
+    fn err(text: &[u8]) -> String {
+        HeadReader::default()
+            .take(&mut text.to_vec())
+            .expect_err("refused")
+    }
+
+    fn incomplete(text: &[u8]) -> bool {
+        HeadReader::default()
+            .take(&mut text.to_vec())
+            .unwrap()
+            .is_none()
     }
 
     #[test]
     fn heads() {
-        let (h, n) = head(
+        let (h, rest) = head(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{}",
         );
         assert_eq!(
@@ -276,7 +505,7 @@ mod tests {
                 challenge: None
             }
         );
-        assert_eq!(n, 71);
+        assert_eq!(rest, 2);
         let (h, _) = head("HTTP/1.1 200 OK\r\ncontent-type: Text/Event-Stream; charset=utf-8\r\ntransfer-encoding: chunked\r\n\r\n");
         assert!(h.sse && h.framing == Framing::Chunked && h.keep_alive);
         let (h, _) =
@@ -284,19 +513,129 @@ mod tests {
         assert!(!h.keep_alive && h.framing == Framing::Length(0));
         let (h, _) = head("HTTP/1.0 200 OK\r\n\r\n");
         assert!(!h.keep_alive && h.framing == Framing::Close);
-        let (h, n) = head("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n");
-        assert_eq!((h.status, h.framing, n), (204, Framing::Length(0), 52));
-        assert_eq!(parse_head(b"HTTP/1.1 200 OK\r\nA: b\r\n").unwrap(), None);
-        assert!(parse_head(b"SSH-2.0-OpenSSH\r\n\r\n").is_err());
-        assert!(parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n").is_err());
-        assert!(parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\n").is_err());
+        let (h, _) = head("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\n");
+        assert!(h.keep_alive);
+        let (h, rest) = head("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\nX");
+        assert_eq!((h.status, h.framing, rest), (204, Framing::Length(0), 1));
+        assert!(incomplete(b"HTTP/1.1 200 OK\r\nA: b\r\n"));
+        assert!(incomplete(b"HT"));
+        let raw = b"HTTP/1.1 200 OK\r\nX-Odd: \xff\xfe\r\nContent-Length: 0\r\n\r\n";
+        assert_eq!(head(&String::from_utf8_lossy(raw)).0.status, 200);
+        let (h, _) = head("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"x\"\r\nContent-Length: 0\r\n\r\n");
+        assert_eq!(h.challenge.as_deref(), Some("Bearer realm=\"x\""));
+        let (h, _) = head("HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\n");
+        assert_eq!(h.framing, Framing::Length(5));
+    }
+
+    #[test]
+    fn bare_lf_heads_are_read() {
+        let (h, rest) = head("HTTP/1.1 200 OK\nContent-Length: 2\n\n{}");
+        assert_eq!((h.status, h.framing, rest), (200, Framing::Length(2), 2));
+        let (h, _) = head("HTTP/1.1 200 OK\r\nContent-Length: 2\n\r\n{}");
+        assert_eq!(h.framing, Framing::Length(2));
+    }
+
+    #[test]
+    fn what_is_not_http_fails_at_once() {
+        assert!(err(b"SSH-2.0-OpenSSH\r\n").contains("did not answer in HTTP/1.x"));
+        // An HTTP/2 server's first frame (SETTINGS), and the client preface echoed.
+        assert!(err(b"\x00\x00\x12\x04\x00").contains("HTTP/1.x"));
+        assert!(err(b"PRI * HTTP/2.0\r\n").contains("HTTP/1.x"));
+        assert!(err(b"HTTP/2 200\r\n\r\n").contains("malformed"));
+        assert!(err(b"HTTP/1.1 +20 OK\r\n\r\n").contains("malformed"));
+        assert!(err(b"HTTP/1.1 20 OK\r\n\r\n").contains("malformed"));
+        // Found by fuzzing: three digits below 100 are no status code.
+        assert!(err(b"HTTP/1.1 000 OK\r\n\r\n").contains("not a status code"));
+        assert!(err(b"HTTP/1.1 099 OK\r\n\r\n").contains("not a status code"));
+        assert!(err(b"HTTP/1.1 200 OK\r\nno colon\r\n\r\n").contains("malformed"));
+        assert!(
+            err(b"HTTP/1.1 200 OK\r\nTransfer-Encoding : chunked\r\n\r\n").contains("malformed")
+        );
+        assert!(err(b"HTTP/1.1 101 Switching Protocols\r\n\r\n").contains("101"));
+        assert!(err(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n").contains("Content-Length"));
+        assert!(err(b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\n").contains("Content-Length"));
+        assert!(
+            err(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n")
+                .contains("two different")
+        );
+        let mut long = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
+        long.resize(MAX_HEAD + 1, b'a');
+        assert!(err(&long).contains("longer than 64 KiB"));
+        let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..=MAX_HEADERS {
+            many.extend_from_slice(format!("X-{i}: y\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"\r\n");
+        assert!(err(&many).contains("more than 100 headers"));
+    }
+
+    #[test]
+    fn no_body_for_204_and_304() {
+        for s in [204, 304] {
+            let (h, _) = head(&format!(
+                "HTTP/1.1 {s} X\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+            ));
+            assert_eq!(h.framing, Framing::Length(0));
+        }
+    }
+
+    #[test]
+    fn transfer_encoding_as_rfc_9112_says() {
+        // Transfer-Encoding overrides Content-Length, and the connection is not reused.
         let (h, _) =
             head("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n");
         assert!(h.framing == Framing::Chunked && !h.keep_alive);
-        let raw = b"HTTP/1.1 200 OK\r\nX-Odd: \xff\xfe\r\nContent-Length: 0\r\n\r\n";
-        assert_eq!(parse_head(raw).unwrap().unwrap().0.status, 200);
-        assert!(parse_head(b"HTTP/1.1 200 OK\r\nno colon\r\n\r\n").is_err());
-        assert!(parse_head(&vec![b'a'; MAX_HEAD + 1]).is_err());
+        // A final coding other than chunked: read until close, never reuse.
+        let (h, _) =
+            head("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\n");
+        assert!(h.framing == Framing::Close && !h.keep_alive);
+        let (h, _) = head("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n");
+        assert!(h.framing == Framing::Close && !h.keep_alive);
+        // Several headers are one list.
+        let (h, _) = head(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n",
+        );
+        assert_eq!(h.framing, Framing::Close);
+        let (h, _) = head(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
+        );
+        assert!(h.framing == Framing::Chunked && h.keep_alive);
+        let (h, _) = head("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip,, CHUNKED\r\n\r\n");
+        assert_eq!(h.framing, Framing::Chunked);
+        assert!(
+            err(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n")
+                .contains("twice")
+        );
+        assert!(err(b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n").contains("1.0"));
+        // A malformed length does not matter once Transfer-Encoding frames the body.
+        let (h, _) =
+            head("HTTP/1.1 200 OK\r\nContent-Length: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+        assert!(h.framing == Framing::Chunked && !h.keep_alive);
+    }
+
+    #[test]
+    fn interim_heads_are_dropped_and_counted() {
+        let mut buf = Vec::new();
+        let mut r = HeadReader::default();
+        for _ in 0..MAX_INTERIM {
+            buf.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+        }
+        assert_eq!(r.take(&mut buf).unwrap(), None);
+        assert!(buf.is_empty(), "each interim head is dropped once parsed");
+        buf.extend_from_slice(b"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n");
+        assert!(r
+            .take(&mut buf)
+            .unwrap_err()
+            .contains("more than 32 interim"));
+        // A head that trickles in is parsed once it can have ended.
+        let mut r = HeadReader::default();
+        let mut buf = Vec::new();
+        let text = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        for (i, b) in text.iter().enumerate() {
+            buf.push(*b);
+            let got = r.take(&mut buf).unwrap();
+            assert_eq!(got.is_some(), i == text.len() - 1, "byte {i}");
+        }
     }
 
     #[test]
@@ -311,9 +650,19 @@ mod tests {
         assert!(Body::new(Framing::Length(3)).eof().is_err());
     }
 
+    fn dechunk(wire: &[u8]) -> Result<Vec<u8>, String> {
+        let mut b = Body::new(Framing::Chunked);
+        let mut out = Vec::new();
+        b.decode(wire, &mut out)?;
+        if !b.done() {
+            return Err("incomplete".into());
+        }
+        Ok(out)
+    }
+
     #[test]
     fn chunked_bodies_decode_in_any_split() {
-        let wire = b"5;ext=1\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\nTrailer: x\r\n\r\nNEXT";
+        let wire = b"5;ext=1\r\nhello\r\n1 \r\n \r\n5\r\nworld\r\n0\r\nTrailer: x\r\n\r\nNEXT";
         for split in 0..wire.len() {
             let mut b = Body::new(Framing::Chunked);
             let mut out = Vec::new();
@@ -324,14 +673,55 @@ mod tests {
             assert_eq!(out, b"hello world");
             assert_eq!(&wire[used..], b"NEXT");
         }
-        let mut b = Body::new(Framing::Chunked);
-        assert!(b.decode(b"zz\r\n", &mut Vec::new()).is_err());
-        let mut b = Body::new(Framing::Chunked);
-        assert!(b.decode(b"1\r\nab\r\n", &mut Vec::new()).is_err());
         assert!(Body::new(Framing::Chunked).eof().is_err());
         let mut close = Body::new(Framing::Close);
         let mut out = Vec::new();
         close.decode(b"xy", &mut out).unwrap();
         assert!(close.eof().is_ok() && close.done() && out == b"xy");
+    }
+
+    #[test]
+    fn chunked_framing_is_strict() {
+        assert_eq!(
+            dechunk(b"A\r\n0123456789\r\n0\r\n\r\n").unwrap(),
+            b"0123456789"
+        );
+        for bad in [
+            &b"zz\r\n"[..],
+            b"+5\r\nhello\r\n0\r\n\r\n",
+            b"-5\r\nhello\r\n0\r\n\r\n",
+            b"0x5\r\nhello\r\n0\r\n\r\n",
+            b"5\nhello\r\n0\r\n\r\n",
+            b"5\r\nhello\n0\r\n\r\n",
+            b"5\r\r\nhello\r\n0\r\n\r\n",
+            b"5\r\nhello\r\n0\r\n\n",
+            b"5\r\nhello\r\n0\r\nT: x\n\r\n",
+            b"1\r\nab\r\n",
+            b"\r\n",
+            b"11111111111111111\r\n",
+            b"5 x\r\n",
+        ] {
+            assert!(
+                dechunk(bad).is_err_and(|e| e.contains("malformed chunked")),
+                "{}",
+                bad.escape_ascii()
+            );
+        }
+        let mut long_ext = Vec::new();
+        for _ in 0..5 {
+            long_ext.extend_from_slice(b"1;");
+            long_ext.resize(long_ext.len() + 4000, b'e');
+            long_ext.extend_from_slice(b"\r\nx\r\n");
+        }
+        long_ext.extend_from_slice(b"0\r\n\r\n");
+        assert!(dechunk(&long_ext).unwrap_err().contains("extensions"));
+        let mut trailers = b"0\r\n".to_vec();
+        for _ in 0..20 {
+            trailers.extend_from_slice(b"T: ");
+            trailers.resize(trailers.len() + 4000, b't');
+            trailers.extend_from_slice(b"\r\n");
+        }
+        trailers.extend_from_slice(b"\r\n");
+        assert!(dechunk(&trailers).unwrap_err().contains("trailers"));
     }
 }

@@ -7,6 +7,8 @@
 
 #![allow(unsafe_code)]
 
+pub mod net;
+
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +33,20 @@ pub fn block_sigpipe_on_this_thread() {
     unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
 }
 
+/// Starts a library thread named `name` with SIGPIPE blocked on it for its whole life (a cdylib
+/// does not ignore SIGPIPE the way a Rust executable does).
+pub fn spawn<F: FnOnce() + Send + 'static>(
+    name: &str,
+    f: F,
+) -> io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || {
+            block_sigpipe_on_this_thread();
+            f()
+        })
+}
+
 /// Makes `fd` non-blocking, so that a write to a child that stops reading is bounded.
 pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl on a descriptor the caller owns; no memory is involved.
@@ -42,45 +58,10 @@ pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// What an idle kept-alive socket holds, looked at without blocking or consuming (§5: a
-/// connection the server closed while it sat in the pool is not written to).
-#[derive(Debug, PartialEq)]
-pub enum Idle {
-    /// Nothing to read: still open.
-    Quiet,
-    /// Bytes are waiting (for TLS, perhaps a session ticket or a close alert).
-    Data,
-    /// The peer closed it, or it failed.
-    Closed,
-}
-
-/// Peeks at socket `fd` (MSG_PEEK | MSG_DONTWAIT: one system call, nothing consumed).
-pub fn peek_idle(fd: RawFd) -> Idle {
-    let mut byte = 0u8;
-    // SAFETY: recv into a one-byte buffer we own, on a descriptor the caller owns; MSG_PEEK
-    // leaves the data in place and MSG_DONTWAIT never blocks.
-    let n = unsafe {
-        libc::recv(
-            fd,
-            (&mut byte as *mut u8).cast(),
-            1,
-            libc::MSG_PEEK | libc::MSG_DONTWAIT,
-        )
-    };
-    match n {
-        0 => Idle::Closed,
-        n if n > 0 => Idle::Data,
-        _ => match io::Error::last_os_error().kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Idle::Quiet,
-            _ => Idle::Closed,
-        },
-    }
-}
-
-/// Waits until `fd` can be written, at most until `deadline`.
 /// How often a waiting writer looks at its `give_up` flag.
 const GIVE_UP_CHECK: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// Waits until `fd` can be written, at most until `deadline`.
 fn wait_writable(fd: RawFd, deadline: std::time::Instant, give_up: &AtomicBool) -> io::Result<()> {
     loop {
         if give_up.load(Ordering::Acquire) {
