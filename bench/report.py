@@ -41,7 +41,7 @@ PERF_KEYS = [
     ("async_conc_calls_per_s", "async, {C} in flight, 1 thread", "calls/s", "hi"),
     ("async_cpu_us_per_call", "  client CPU per async call", "µs", "lo"),
     ("connect1_legacy_ms", "connect 1, protocol legacy", "ms", "lo"),
-    ("connect1_auto_ms", "connect 1, protocol auto (probe)", "ms", "lo"),
+    ("connect1_auto_ms", "connect 1, protocol modern-first (probe)", "ms", "lo"),
     ("mrtr_ask_p50_us", "MRTR elicitation round trip p50", "µs", "lo"),
 ]
 

@@ -29,6 +29,12 @@ fi
 import importlib.metadata as m, sys
 sys.exit(m.version('mcp') != sys.argv[1] or m.version('pytest') != sys.argv[2])
 PY
+# FastMCP 4.2 (a dual-era SDK, tests/peers/fastmcp_peer.py), in a venv of its own so that its
+# dependencies never move the `mcp` peer's.
+FASTMCP_VERSION=4.2.3
+[ -x "$PEERS/fastmcp/bin/python" ] || python3 -m venv "$PEERS/fastmcp"
+"$PEERS/fastmcp/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('fastmcp') != '$FASTMCP_VERSION')" 2>/dev/null || \
+  "$PEERS/fastmcp/bin/pip" install -q --disable-pip-version-check "fastmcp==$FASTMCP_VERSION"
 # Preload that pins listen() without a host onto 127.0.0.1 (server-everything binds all interfaces).
 cat > "$PEERS/loopback.cjs" <<'JS'
 const net = require("net");

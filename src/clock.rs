@@ -47,6 +47,11 @@ impl PauseClock {
         Duration::from_nanos(now.saturating_sub(total).saturating_sub(current))
     }
 
+    /// Whether an elicitation is outstanding (the clock stands still).
+    pub(crate) fn is_paused(&self) -> bool {
+        self.since.load(Ordering::SeqCst) != 0
+    }
+
     pub(crate) fn begin(&self) {
         let mut n = lock(&self.outstanding);
         if *n == 0 {

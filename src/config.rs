@@ -78,16 +78,70 @@ impl ToolFilter {
     }
 }
 
-/// The `protocol` config key (§6).
+/// The `protocol` config key (§6; the era policy is in docs/protocol-eras.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Protocol {
-    /// Probe: MCP 2026-07-28 first, then the `initialize` handshake.
+    /// The era that lets every question through: with a resolver and a connection that carries
+    /// server requests (stdio; HTTP with a session), the `initialize` handshake, which carries
+    /// push-style questions; else MCP 2026-07-28 when the server speaks it.
     #[default]
     Auto,
+    /// MCP 2026-07-28 whenever the server speaks it (the probe first), else the handshake:
+    /// every question an MRTR or -32042 one, so every question can be suspended durably.
+    ModernFirst,
     /// Only the `initialize` handshake (2024-11-05 … 2025-11-25).
     Legacy,
     /// Only MCP 2026-07-28; never falls back.
     Modern,
+}
+
+impl Protocol {
+    fn parse(v: Option<&Value>, key: &str) -> std::result::Result<Option<Protocol>, String> {
+        Ok(Some(match v {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::String(p)) if p == "auto" => Protocol::Auto,
+            Some(Value::String(p)) if p == "modern-first" => Protocol::ModernFirst,
+            Some(Value::String(p)) if p == "legacy" => Protocol::Legacy,
+            Some(Value::String(p)) if p == "modern" => Protocol::Modern,
+            Some(other) => {
+                return Err(format!(
+                    "`{key}` must be \"auto\", \"modern-first\", \"legacy\" or \"modern\", got {}",
+                    crate::json::to_text(other)
+                ))
+            }
+        }))
+    }
+}
+
+/// Options for every server of a config, from its top-level `toolnexus` object (read only
+/// when the servers sit under `mcpServers`, `servers` or `mcp`, so it is never a server).
+#[derive(Debug, Clone, Copy, Default)]
+struct Defaults {
+    protocol: Protocol,
+}
+
+fn parse_defaults(root: &Map<String, Value>) -> Result<Defaults> {
+    let mut d = Defaults::default();
+    match root.get("toolnexus") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(o)) => {
+            if let Some(p) = Protocol::parse(o.get("protocol"), "toolnexus.protocol")
+                .map_err(|e| Error::new(ErrorKind::Config, e))?
+            {
+                d.protocol = p;
+            }
+        }
+        Some(other) => {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "`toolnexus` must be a JSON object, got {}",
+                    type_name(other)
+                ),
+            ))
+        }
+    }
+    Ok(d)
 }
 
 /// One usable server entry.
@@ -145,11 +199,15 @@ pub fn parse(text: &str) -> Result<Vec<(String, Entry)>> {
             format!("the config must be a JSON object, got {}", type_name(&root)),
         ));
     };
+    let mut defaults = Defaults::default();
     let servers: Map<String, Value> = match ["mcpServers", "servers", "mcp"]
         .iter()
         .find_map(|k| root.get(*k).map(|v| (*k, v)))
     {
-        Some((_, Value::Object(m))) => m.clone(),
+        Some((_, Value::Object(m))) => {
+            defaults = parse_defaults(&root)?;
+            m.clone()
+        }
         Some((key, other)) => {
             return Err(Error::new(
                 ErrorKind::Config,
@@ -166,20 +224,24 @@ pub fn parse(text: &str) -> Result<Vec<(String, Entry)>> {
     };
     let mut out: Vec<(String, Entry)> = servers
         .iter()
-        .map(|(name, v)| (name.clone(), parse_entry(name, v)))
+        .map(|(name, v)| (name.clone(), parse_entry(name, v, defaults)))
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
 }
 
-fn parse_entry(name: &str, v: &Value) -> Entry {
-    match parse_entry_inner(name, v) {
+fn parse_entry(name: &str, v: &Value, defaults: Defaults) -> Entry {
+    match parse_entry_inner(name, v, defaults) {
         Ok(e) => e,
         Err(msg) => Entry::Invalid(msg),
     }
 }
 
-fn parse_entry_inner(name: &str, v: &Value) -> std::result::Result<Entry, String> {
+fn parse_entry_inner(
+    name: &str,
+    v: &Value,
+    defaults: Defaults,
+) -> std::result::Result<Entry, String> {
     let Value::Object(o) = v else {
         return Err(format!(
             "server entry must be a JSON object, got {}",
@@ -224,18 +286,7 @@ fn parse_entry_inner(name: &str, v: &Value) -> std::result::Result<Entry, String
         elicitation_timeout: millis(o, "elicitationTimeout")?
             .unwrap_or(DEFAULT_ELICITATION_TIMEOUT),
         max_total_timeout: millis(o, "maxTotalTimeout")?.unwrap_or(DEFAULT_MAX_TOTAL_TIMEOUT),
-        protocol: match o.get("protocol") {
-            None | Some(Value::Null) => Protocol::Auto,
-            Some(Value::String(p)) if p == "auto" => Protocol::Auto,
-            Some(Value::String(p)) if p == "legacy" => Protocol::Legacy,
-            Some(Value::String(p)) if p == "modern" => Protocol::Modern,
-            Some(other) => {
-                return Err(format!(
-                    "`protocol` must be \"auto\", \"legacy\" or \"modern\", got {}",
-                    crate::json::to_text(other)
-                ))
-            }
-        },
+        protocol: Protocol::parse(o.get("protocol"), "protocol")?.unwrap_or(defaults.protocol),
         probe_timeout: millis(o, "probeTimeoutMs")?.unwrap_or(DEFAULT_PROBE_TIMEOUT),
         tools: parse_tools(o)?,
         max_message_bytes: match o.get("maxMessageBytes") {

@@ -20,6 +20,9 @@ thread_local! {
     static SEND_IN_ORDER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// How often a request whose timeout is not armed yet looks again ([`Req::armed`]).
+const ARMED_LOOK: Duration = Duration::from_millis(5);
+
 /// Locks a mutex, going on through poisoning (the data is plain and stays consistent).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -256,6 +259,17 @@ impl Conn {
             .unwrap_or_else(|| self.pause.clone())
     }
 
+    /// Whether request `id` is still waiting for its answer (not answered, cancelled or
+    /// failed).
+    pub(crate) fn is_pending(&self, id: u64) -> bool {
+        lock(&self.pending).waiters.contains_key(&id)
+    }
+
+    /// Whether request `id`'s timer stands still (an elicitation it carried is outstanding).
+    pub(crate) fn is_paused(&self, id: u64) -> bool {
+        self.clock_for(Some(id)).is_paused()
+    }
+
     /// A server asked for input with no resolver registered (§4 "Capability"): the calls it
     /// concerns are flagged so that their output says so: the call whose stream carried it
     /// (HTTP), else every call in flight on this server (stdio), as for which timer pauses.
@@ -282,6 +296,7 @@ impl Conn {
             sink,
             started,
             routing,
+            armed,
         } = *r;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let clock = self
@@ -315,6 +330,9 @@ impl Conn {
             return (r, false);
         }
         let text = jsonrpc::request_text(id, method, params_json);
+        // The timeout counts from here: writing the request is part of it (the HTTP direct
+        // path writes on this thread, bounded by the same timeout).
+        let start = waiter.clock.as_deref().unwrap_or(&self.pause).active();
         let sent = self.send(&Outgoing {
             text: &text,
             kind: OutKind::Request { id, method },
@@ -326,7 +344,7 @@ impl Conn {
                 lock(&self.pending).waiters.remove(&id);
                 Err(self.send_failed(method, &e))
             }
-            Ok(()) => self.wait(id, &waiter, limits, sink),
+            Ok(()) => self.wait(id, &waiter, limits, sink, armed, start),
         };
         if let Some(t) = progress_token {
             let mut p = lock(&self.pending);
@@ -349,10 +367,25 @@ impl Conn {
         jsonrpc::result_value(&line).map_err(RequestError::Rpc)
     }
 
-    fn wait(&self, id: u64, waiter: &Waiter, limits: Limits, sink: ProgressSink<'_>) -> Reply {
+    fn wait(
+        &self,
+        id: u64,
+        waiter: &Waiter,
+        limits: Limits,
+        sink: ProgressSink<'_>,
+        mut armed: Option<&dyn Fn() -> bool>,
+        start: Duration,
+    ) -> Reply {
         let clock: &PauseClock = waiter.clock.as_deref().unwrap_or(&self.pause);
-        let start = clock.active();
+        // The idle clock's start: now, or once `armed` first says true.
+        let mut idle_from = start;
         loop {
+            if let Some(a) = armed {
+                if a() {
+                    armed = None;
+                }
+                idle_from = clock.active();
+            }
             // The reply first, then the progress: the reader filed every progress notification
             // before the response, so none is left behind (progress never follows done, §7).
             let reply = lock(&waiter.reply).take();
@@ -368,7 +401,7 @@ impl Conn {
             let now = clock.active();
             let total = now.saturating_sub(start);
             let last = Duration::from_nanos(waiter.last_progress.load(Ordering::Acquire));
-            let idle = now.saturating_sub(start.max(last));
+            let idle = now.saturating_sub(idle_from.max(last));
             if idle >= limits.idle || total >= limits.total {
                 let removed = lock(&self.pending).waiters.remove(&id).is_some();
                 if removed {
@@ -386,9 +419,12 @@ impl Conn {
             }
             // At least 5 ms: while the clock is paused (the host is being asked) the remaining
             // time stands still, and a tiny one would spin.
-            let left = (limits.idle - idle)
+            let mut left = (limits.idle - idle)
                 .min(limits.total - total)
                 .max(Duration::from_millis(5));
+            if armed.is_some() {
+                left = left.min(ARMED_LOOK);
+            }
             // The HTTP direct path reads the reply here, on the caller's thread (issue 18).
             if self.transport.get().is_some_and(|t| t.drive(id, left)) {
                 continue;

@@ -69,13 +69,21 @@ pub fn http_response(input: &[u8], cuts: &[usize]) -> HttpOutcome {
             break;
         }
     }
-    if let Some(b) = body.as_mut() {
-        if !b.done() {
-            if let Err(e) = b.eof() {
-                out.error = Some(e);
+    match body.as_mut() {
+        Some(b) => {
+            if !b.done() {
+                if let Err(e) = b.eof() {
+                    out.error = Some(e);
+                }
             }
+            out.body_done = b.done();
         }
-        out.body_done = b.done();
+        // The connection ended mid-head: the same final judgement however the bytes came.
+        None if !buf.is_empty() => {
+            out.error = Some(heads.at_eof(&buf));
+            return out;
+        }
+        None => {}
     }
     out.left_over = buf.len() + rest.len();
     out

@@ -36,6 +36,9 @@ pub(crate) struct Req<'a> {
     /// Learns the request id before the request is sent (a cancel can then reach it).
     pub(crate) started: &'a dyn Fn(u64),
     pub(crate) routing: Option<&'a Routing>,
+    /// When set, the idle timeout counts only from the moment this first says true (the era
+    /// probe: from when the child has read it, issue 23); `total` bounds the wait before.
+    pub(crate) armed: Option<&'a dyn Fn() -> bool>,
 }
 
 impl<'a> Req<'a> {
@@ -49,6 +52,7 @@ impl<'a> Req<'a> {
             sink: None,
             started: &|_| {},
             routing: None,
+            armed: None,
         }
     }
 }

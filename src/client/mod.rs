@@ -252,6 +252,10 @@ impl Client {
                         "protocolVersion".into(),
                         Value::String(session.protocol_version.clone()),
                     );
+                    m.insert(
+                        "eraReason".into(),
+                        Value::String(session.era_reason.clone()),
+                    );
                     m.insert("tools".into(), Value::from(s.tool_count));
                     let skipped = session.conn.skipped_lines();
                     if skipped > 0 {

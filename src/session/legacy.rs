@@ -37,6 +37,13 @@ pub(super) enum HandshakeError {
 /// server's standalone stream, opened before the first list (§5: servers drop requests they
 /// send while none is open). Returns the version and any warning for the status.
 pub(super) fn handshake(s: &Session) -> Result<(String, Vec<String>), HandshakeError> {
+    let version = initialize(s)?;
+    finish(s, &version).map(|w| (version, w))
+}
+
+/// `initialize` alone: the version the server settled on (the session, over HTTP, is the
+/// transport's from then on).
+pub(super) fn initialize(s: &Session) -> Result<String, HandshakeError> {
     let init = s.conn.request_value(
         "initialize",
         Some(&initialize_params(s.with_resolver)),
@@ -66,12 +73,17 @@ pub(super) fn handshake(s: &Session) -> Result<(String, Vec<String>), HandshakeE
             ),
         )));
     }
-    s.transport.negotiated(&version);
+    Ok(version)
+}
+
+/// The rest of the handshake after `initialize` settled on `version`: the version noted,
+/// `notifications/initialized`, the standalone stream; any warning for the status.
+pub(super) fn finish(s: &Session, version: &str) -> Result<Vec<String>, HandshakeError> {
+    s.transport.negotiated(version);
     s.conn
         .notify_ordered("notifications/initialized")
         .map_err(|e| HandshakeError::Failed(s.phase_error("initialize", &e)))?;
-    let warnings = s.transport.open_server_stream().into_iter().collect();
-    Ok((version, warnings))
+    Ok(s.transport.open_server_stream().into_iter().collect())
 }
 
 /// A request sent on HTTP session `generation` met a 404: initialize again, unless another

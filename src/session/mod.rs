@@ -2,6 +2,7 @@
 //! the transport, the handshake ([`legacy`]), `tools/list` with pagination, `tools/call` with
 //! its timeout and cancellation, and failures told in words with secrets masked (§9).
 
+mod era;
 mod legacy;
 mod modern;
 mod probe;
@@ -12,12 +13,11 @@ pub(crate) use rounds::Start;
 pub(crate) use suspend::{decode as decode_resume, Continue, Resume};
 
 use crate::calls::CallState;
-use crate::config::{Endpoint, Protocol, ServerSpec};
+use crate::config::{Endpoint, ServerSpec};
 use crate::conn::{lock, Conn, ProgressSink, Req, RequestError};
 use crate::listing::{self, ListedTool};
 use crate::live_bridge::LiveBridge;
 use crate::transport::{Era, Transport};
-use modern::MODERN_VERSION;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex};
@@ -58,6 +58,8 @@ pub(crate) struct Session {
     pub(crate) protocol_version: String,
     /// Things the status should say about a connected server (e.g. no standalone stream).
     pub(crate) warnings: Vec<String>,
+    /// How the era was reached (`eraReason` in the status, issue 23).
+    pub(crate) era_reason: String,
     with_resolver: bool,
     /// Modern HTTP: each tool's `x-mcp-header` arguments (argument, header), §6.
     header_params: HashMap<String, Vec<(String, String)>>,
@@ -159,6 +161,7 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
         era: Era::Legacy,
         protocol_version: String::new(),
         warnings: Vec::new(),
+        era_reason: String::new(),
         with_resolver,
         header_params: HashMap::new(),
         renewing: Mutex::new(()),
@@ -166,68 +169,9 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
     })
 }
 
-/// The era (probe, §6), the handshake, the tools. A child that exited during the probe (some
-/// servers exit on any request before `initialize`) is started again and spoken to in the
-/// legacy era; an `initialize` answered -32022 listing MCP 2026-07-28 switches to it once.
+/// The era (§6: [`era`]), the handshake where there is one, the tools.
 fn establish(s: &mut Session, live: &Option<LiveBridge>) -> Result<Vec<ListedTool>, StartError> {
-    let mut attempts: Vec<String> = Vec::new();
-    let modern = match s.spec.protocol {
-        Protocol::Legacy => false,
-        Protocol::Auto | Protocol::Modern => match probe::run(s) {
-            probe::Verdict::Modern => true,
-            probe::Verdict::Auth(f) => return Err(s.failed("discover", &f)),
-            verdict if s.spec.protocol == Protocol::Modern => {
-                return Err(s.phase_error(
-                    "discover",
-                    &format!(
-                    "the server does not speak MCP {MODERN_VERSION} (\"protocol\":\"modern\"): {}",
-                    verdict.note()
-                ),
-                ))
-            }
-            probe::Verdict::Legacy(note) => {
-                attempts.push(format!("the {MODERN_VERSION} probe: {note}"));
-                false
-            }
-            probe::Verdict::Exited(note) => {
-                attempts.push(format!("the {MODERN_VERSION} probe: {note}"));
-                s.restart(live)?;
-                false
-            }
-        },
-    };
-    let modern = modern || {
-        match legacy::handshake(s) {
-            Ok((version, warnings)) => {
-                s.protocol_version = version;
-                s.warnings = warnings.iter().map(|w| s.spec.secrets().mask(w)).collect();
-                false
-            }
-            Err(legacy::HandshakeError::WantsModern(_)) if s.spec.protocol != Protocol::Legacy => {
-                if s.conn.is_dead() {
-                    s.restart(live)?;
-                }
-                true
-            }
-            Err(legacy::HandshakeError::WantsModern(why)) => {
-                return Err(s.phase_error("initialize", &why));
-            }
-            Err(legacy::HandshakeError::Failed(mut e)) => {
-                // Over HTTP every attempt is named (§6); a stdio server that answered the
-                // probe with an error simply is a legacy one.
-                if !attempts.is_empty() && matches!(s.spec.endpoint, Endpoint::Remote { .. }) {
-                    e.message
-                        .push_str(&format!(" (before: {})", attempts.join("; ")));
-                }
-                return Err(e);
-            }
-        }
-    };
-    if modern {
-        s.era = Era::Modern;
-        s.transport.set_era(Era::Modern);
-        s.protocol_version = MODERN_VERSION.to_string();
-    }
+    era::choose(s, live)?;
     s.list_tools()
 }
 

@@ -4,9 +4,16 @@
 //! legacy); over HTTP with the modern headers. A DiscoverResult, or a recognised modern error,
 //! means modern; any other error or no answer within `probeTimeoutMs` means legacy (the
 //! fallback keys on no single error code); a child that exited on the probe is started again.
+//!
+//! The verdict must not depend on load (issue 23): over stdio `probeTimeoutMs` counts from the
+//! moment the child has read the probe off its stdin (the pipe is empty), not from its start. A
+//! child that is slow to start (node under load, a dozen servers starting at once) has not read
+//! it yet, and is waited for, within the server's `timeout`; once it has read it, a server that
+//! speaks 2026-07-28 answers in milliseconds, loaded or not. Over HTTP the server is already
+//! running, and the timeout counts from the request.
 
 use super::{modern, Session};
-use crate::conn::RequestError;
+use crate::conn::{Limits, Req, RequestError};
 use crate::transport::Era;
 
 /// The probe's verdict.
@@ -32,11 +39,22 @@ impl Verdict {
 
 pub(super) fn run(s: &Session) -> Verdict {
     s.transport.set_era(Era::Modern);
-    let r = s.conn.request_value(
-        "server/discover",
-        Some(&modern::discover_params(s.with_resolver)),
-        s.spec.probe_timeout,
-    );
+    let params = modern::discover_params(s.with_resolver);
+    let transport = s.transport.clone();
+    let read_all = move || transport.peer_read_all().unwrap_or(true);
+    let req = Req {
+        limits: Limits {
+            idle: s.spec.probe_timeout,
+            total: s.spec.probe_timeout.max(s.spec.timeout),
+        },
+        armed: Some(&read_all),
+        ..Req::plain("server/discover", Some(&params), s.spec.probe_timeout)
+    };
+    let r = s
+        .conn
+        .request(&req)
+        .0
+        .and_then(|line| crate::jsonrpc::result_value(&line).map_err(RequestError::Rpc));
     let verdict = match r {
         Ok(v) if modern::is_discover_result(&v) => Verdict::Modern,
         // Masked before it is cut, so that no part of a secret the server echoed survives (§9).
@@ -47,6 +65,20 @@ pub(super) fn run(s: &Session) -> Verdict {
         Err(RequestError::Rpc(e)) if modern::is_modern_error(&e) => Verdict::Modern,
         Err(f @ RequestError::Auth(_)) => Verdict::Auth(f),
         Err(f) if s.conn.is_dead() => Verdict::Exited(s.explain(&f)),
+        Err(RequestError::Timeout(_)) => Verdict::Legacy(format!(
+            "no answer within probeTimeoutMs ({} ms){}",
+            s.spec.probe_timeout.as_millis(),
+            if s.transport.peer_read_all().is_some() {
+                " after the server read it"
+            } else {
+                ""
+            }
+        )),
+        // Never armed: the child did not even read the probe within the server's timeout.
+        Err(RequestError::TimedOutTotal(_)) => Verdict::Legacy(format!(
+            "the server did not read the probe within its timeout ({} ms)",
+            s.spec.timeout.max(s.spec.probe_timeout).as_millis()
+        )),
         Err(f) => Verdict::Legacy(s.explain(&f)),
     };
     if !matches!(verdict, Verdict::Modern) {

@@ -92,6 +92,7 @@ impl Session {
                 sink: ctl.progress,
                 started: &started,
                 routing: routing.as_ref(),
+                armed: None,
             });
             spent += t0.elapsed();
             if let Some(st) = ctl.state {
@@ -536,11 +537,30 @@ impl Session {
                 )
             }
             f => format!(
-                "server `{server}`: tools/call `{remote}` failed: {}",
-                self.explain(&f)
+                "server `{server}`: tools/call `{remote}` failed: {}{}",
+                self.explain(&f),
+                self.era_hint(&f)
             ),
         };
         Some(crate::shape::failure(&self.spec.secrets().mask(&text)))
+    }
+
+    /// What to do when a dual-era server refused a way of asking that only the other era has
+    /// (issue 23): its SDKs name MCP 2026-07-28 or `InputRequiredResult` in the refusal. The
+    /// call is not sent again in the other era (that would run the tool twice); the host can
+    /// choose the era for this server.
+    fn era_hint(&self, f: &RequestError) -> String {
+        let RequestError::Rpc(e) = f else {
+            return String::new();
+        };
+        let text = crate::json::to_text(e);
+        if !(text.contains("2026-07-28") || text.contains("InputRequiredResult")) {
+            return String::new();
+        }
+        match self.era {
+            Era::Legacy => " (this server is spoken to in the handshake era, chosen so that push-style questions work; a tool that asks through MRTR needs MCP 2026-07-28: set \"protocol\": \"modern-first\" for this server)".into(),
+            Era::Modern => " (this server is spoken to in MCP 2026-07-28, where a tool asks only through MRTR; a push-style question needs the handshake era: set \"protocol\": \"legacy\" for this server)".into(),
+        }
     }
 
     /// "; stderr: …" when the child wrote something (§3), else "".

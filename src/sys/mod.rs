@@ -189,6 +189,12 @@ pub fn stdin_pipe() -> io::Result<(OwnedFd, OwnedFd, OwnedFd)> {
     Ok((read, write, keep))
 }
 
+/// How many bytes written to a pipe its reader has not read yet, seen through a read end of
+/// it (the stdin pipe's end we keep, [`stdin_pipe`]).
+pub fn unread_bytes(read_end: &OwnedFd) -> io::Result<u64> {
+    rustix::io::ioctl_fionread(read_end).map_err(io::Error::from)
+}
+
 /// How a child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {

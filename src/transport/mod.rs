@@ -100,6 +100,18 @@ pub(crate) trait Transport: Send + Sync {
     fn cancels_by_closing(&self) -> bool {
         false
     }
+    /// Whether the connection can carry the server's own requests (push-style questions, §4):
+    /// stdio can, streamable HTTP only with a session (a stateless server cannot match our
+    /// answer to its question), legacy HTTP+SSE can.
+    fn carries_server_requests(&self) -> bool {
+        true
+    }
+    /// Whether the peer has read everything written to it so far (a stdio child's stdin pipe
+    /// is empty); None where that cannot be seen. The era probe's timeout counts from then
+    /// (issue 23), so a child slow to start under load is not taken for a legacy one.
+    fn peer_read_all(&self) -> Option<bool> {
+        None
+    }
     /// Which session of the server the transport is on (HTTP counts the sessions it was
     /// given; a request failed with `RequestError::SessionExpired(n)` was sent on session n).
     fn session_generation(&self) -> u64 {

@@ -337,6 +337,11 @@ impl Transport for StdioTransport {
         self.write_line(msg.text)
     }
 
+    fn peer_read_all(&self) -> Option<bool> {
+        let keep = lock(&self.keep_reader);
+        Some(os::unread_bytes(keep.as_ref()?).ok()? == 0)
+    }
+
     fn begin_close(&self) {
         self.closing.store(true, Ordering::Release);
     }

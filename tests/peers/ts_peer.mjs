@@ -5,6 +5,8 @@
 //        node ts_peer.mjs stdio-dual              # serveStdio(factory, {legacy:'serve'})  (SDK default)
 //        node ts_peer.mjs http-modern [--port N]  # createMcpHandler(factory, {legacy:'reject'}) on 127.0.0.1:N/mcp
 //        node ts_peer.mjs http-dual   [--port N]  # createMcpHandler(factory)  (legacy served *stateless*)
+//        node ts_peer.mjs http-sessions [--port N] # legacy requests on sessionful transports (a
+//                                                  # session per initialize), modern ones on createMcpHandler
 //   extra flags: --json (responseMode:'json'), --sse (responseMode:'sse'); default 'auto'.
 //
 // Needs (from this file's directory or with NODE_PATH):
@@ -17,6 +19,8 @@
 //   echo {text}            plain result
 //   ask {}                 one form question "Who are you?" {name:string (required), age:integer}
 //                          modern: inputRequired(...)   legacy: ctx.mcpReq.elicitInput(...) (a real push)
+//   ask_push {}            same question, ALWAYS ctx.mcpReq.elicitInput(...) (push-style: the
+//                          handshake era only; on the call's own stream over HTTP)
 //   ask_shim {}            same question but ALWAYS returns inputRequired(...): on a legacy stdio
 //                          connection the SDK's "legacy shim" turns it into a real elicitation/create push.
 //   ask_two {}             two questions in ONE round: keys "name" and "confirm"
@@ -34,10 +38,11 @@ import path from 'node:path';
 const nm = process.env.PEER_NODE_MODULES || path.join(process.cwd(), 'node_modules');
 const require = createRequire(path.join(nm, 'x.js'));
 const imp = (p) => import(require.resolve(p));
-const { McpServer, createMcpHandler, inputRequired, acceptedContent, UrlElicitationRequiredError } =
+const { McpServer, createMcpHandler, inputRequired, acceptedContent, UrlElicitationRequiredError, isLegacyRequest } =
   await imp('@modelcontextprotocol/server');
 const { serveStdio } = await imp('@modelcontextprotocol/server/stdio');
-const { toNodeHandler } = await imp('@modelcontextprotocol/node');
+const { toNodeHandler, toWebRequest, NodeStreamableHTTPServerTransport } = await imp('@modelcontextprotocol/node');
+const { randomUUID } = await import('node:crypto');
 const z = await imp('zod/v4');
 
 const PERSON = {
@@ -72,6 +77,13 @@ function factory(rc) {
         });
       }
       return text(JSON.stringify({ era, requestState: ctx.mcpReq.requestState() ?? null, ...r }));
+    });
+
+  server.registerTool('ask_push', { description: 'Asks who you are (push-style).', inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      const r = await ctx.mcpReq.elicitInput({ mode: 'form', message: 'Who are you?', requestedSchema: PERSON },
+        { relatedRequestId: ctx.mcpReq.id });
+      return text(JSON.stringify({ era, ...r }));
     });
 
   server.registerTool('ask_shim', { description: 'Asks via inputRequired in both eras (legacy shim).', inputSchema: z.object({}) },
@@ -164,6 +176,27 @@ if (mode === 'stdio-modern' || mode === 'stdio-dual') {
     if (new URL(req.url, 'http://x').pathname !== '/mcp') { res.writeHead(404).end(); return; }
     node(req, res);
   }).listen(port, '127.0.0.1', () => console.error(`listening on http://127.0.0.1:${port}/mcp (${mode}, responseMode=${responseMode})`));
+} else if (mode === 'http-sessions') {
+  const modern = toNodeHandler(createMcpHandler(factory, { legacy: 'reject', responseMode, onerror: (e) => console.error('onerror:', e.message) }));
+  const sessions = new Map();
+  http.createServer(async (req, res) => {
+    if (new URL(req.url, 'http://x').pathname !== '/mcp') { res.writeHead(404).end(); return; }
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const raw = Buffer.concat(chunks).toString();
+    let body;
+    try { body = raw ? JSON.parse(raw) : undefined; } catch { body = undefined; }
+    if (!(await isLegacyRequest(await toWebRequest(req, body), body))) return modern(req, res, body);
+    const sid = req.headers['mcp-session-id'];
+    let t = sid && sessions.get(sid);
+    if (!t) {
+      if (body?.method !== 'initialize') { res.writeHead(sid ? 404 : 400).end(); return; }
+      t = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => sessions.set(id, t) });
+      t.onclose = () => t.sessionId && sessions.delete(t.sessionId);
+      await factory({ era: 'legacy' }).connect(t);
+    }
+    await t.handleRequest(req, res, body);
+  }).listen(port, '127.0.0.1', () => console.error(`listening on http://127.0.0.1:${port}/mcp (${mode})`));
 } else {
   console.error('unknown mode ' + mode);
   process.exit(2);

@@ -9,6 +9,7 @@ a test replaces what it needs through hooks:
                               req.length: its Content-Length); the hook reads the rest itself
   on_notification(conn, req)  a notification (its body already read)
   on_get(conn, req)           a GET (the standalone stream, or a resume with Last-Event-ID)
+  on_request(conn, req)       any other POST (its body not read yet), instead of the MCP defaults
 
 A hook returns True to keep serving the connection, False to stop (the connection is then
 closed). Every request is logged in `server.log` as a dict: conn (a number per connection),
@@ -41,10 +42,16 @@ class Request:
 class Conn:
     """One accepted connection: buffered reads, raw writes."""
 
-    def __init__(self, sock, conn_id):
+    def __init__(self, sock, conn_id, stopped):
         self.sock = sock
         self.id = conn_id
         self.buf = b""
+        self.stopped = stopped
+
+    def hold(self, seconds):
+        """Keeps the connection open (and the client waiting) for `seconds`, or until the
+        server is closed at the end of its test."""
+        self.stopped.wait(seconds)
 
     def recv_some(self):
         data = self.sock.recv(65536)
@@ -121,7 +128,8 @@ TOOLS = [{"name": "echo", "description": "echo", "inputSchema": {"type": "object
 
 
 class RawServer:
-    def __init__(self, on_call=None, on_notification=None, on_get=None, tls=None):
+    def __init__(self, on_call=None, on_notification=None, on_get=None, on_request=None, tls=None):
+        self.on_request = on_request
         self.on_call = on_call
         self.on_notification = on_notification
         self.on_get = on_get
@@ -141,7 +149,10 @@ class RawServer:
         self.listener.listen(64)
         self.port = self.listener.getsockname()[1]
         self.closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.stopped = threading.Event()
+        self.fill = []
+        self.threads = [threading.Thread(target=self._accept, daemon=True)]
+        self.threads[0].start()
 
     def url(self, path="/mcp"):
         return "%s://127.0.0.1:%d%s" % ("https" if self.ctx else "http", self.port, path)
@@ -156,7 +167,10 @@ class RawServer:
             with self.lock:
                 self.next_conn += 1
                 cid = self.next_conn
-            threading.Thread(target=self._serve, args=(sock, cid), daemon=True).start()
+            t = threading.Thread(target=self._serve, args=(sock, cid), daemon=True)
+            with self.lock:
+                self.threads.append(t)
+            t.start()
 
     def calls(self, rpc="tools/call"):
         with self.lock:
@@ -193,7 +207,7 @@ class RawServer:
             except (OSError, ssl.SSLError):
                 sock.close()
                 return
-        conn = Conn(sock, cid)
+        conn = Conn(sock, cid, self.stopped)
         with self.lock:
             self.conns.append(conn)
         try:
@@ -220,6 +234,8 @@ class RawServer:
             return True
         if req.rpc == "tools/call" and self.on_call:
             return self.on_call(conn, req)
+        if self.on_request:
+            return self.on_request(conn, req)
         body = first + conn.read_exact(length - len(first))
         msg = json.loads(body)
         if "id" not in msg or "method" not in msg:
@@ -243,7 +259,15 @@ class RawServer:
 
     def close(self):
         self.closed = True
+        self.stopped.set()
         self.accepting.set()
+        for s in self.fill:
+            s.close()
+        try:
+            # A shutdown wakes the accept thread (a close alone does not).
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         try:
             self.listener.close()
         except OSError:
@@ -251,6 +275,10 @@ class RawServer:
         with self.lock:
             for c in self.conns:
                 c.close()
+            threads = list(self.threads)
+        # No thread outlives its test (later tests count the process's threads).
+        for t in threads:
+            t.join(timeout=10)
 
 
 def drain_for(conn, req, seconds):
@@ -258,7 +286,7 @@ def drain_for(conn, req, seconds):
     left = req.length - len(req.first)
     end = time.time() + seconds
     conn.sock.settimeout(0.1)
-    while left > 0 and time.time() < end:
+    while left > 0 and time.time() < end and not conn.stopped.is_set():
         try:
             left -= len(conn.read_upto(min(left, 65536)))
         except socket.timeout:

@@ -32,6 +32,9 @@ from tnlib import (  # noqa: E402
     TN_RESOLVED,
 )
 
+# How a legacy-only server's era is reached without a resolver (issue 23: `eraReason`).
+PROBE_LEGACY = "the 2026-07-28 probe: the server answered with JSON-RPC error -32601: Method not found"
+
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 FIXTURE = os.path.realpath(
     os.environ.get("TN_FIXTURE") or os.path.join(REPO, "target", "debug", "tn-fixture-server")
@@ -211,8 +214,8 @@ def test_statuses_order_determinism_and_listing(connect):
     st = c.statuses_text()
     assert st == (
         '{"servers":{'
-        '"a":{"status":"connected","era":"legacy","protocolVersion":"2025-11-25","tools":29},'
-        '"b":{"status":"connected","era":"legacy","protocolVersion":"2025-11-25","tools":29},'
+        '"a":{"status":"connected","era":"legacy","protocolVersion":"2025-11-25","eraReason":"the 2026-07-28 probe: the server answered with JSON-RPC error -32601: Method not found","tools":29},'
+        '"b":{"status":"connected","era":"legacy","protocolVersion":"2025-11-25","eraReason":"the 2026-07-28 probe: the server answered with JSON-RPC error -32601: Method not found","tools":29},'
         '"broken":{"status":"failed","error":"server `broken` failed during `connect`: '
         'cannot start `/nonexistent/prog`: No such file or directory (os error 2)"},'
         '"en":{"status":"disabled"},'
@@ -296,7 +299,8 @@ def test_config_errors_name_the_key(connect):
         assert json.loads(c.statuses_text())["servers"]["s"]["status"] == "connected", key
     c = connect({"agents": {}, "builtins": [], "a2a": {}, "mcpServer": {}, "bare": server()})
     st = c.statuses_text()
-    assert st == '{"servers":{"bare":{"status":"connected","era":"legacy","protocolVersion":"2025-11-25","tools":29}}}', st
+    assert st == ('{"servers":{"bare":{"status":"connected","era":"legacy","protocolVersion":"2025-11-25",'
+                  '"eraReason":"%s","tools":29}}}' % PROBE_LEGACY), st
 
 
 @pytest.mark.valgrind
@@ -385,7 +389,8 @@ def test_protocol_versions(one):
     for v in ("2025-06-18", "2025-03-26", "2024-11-05", "2025-11-25"):
         c = one("--protocol", v)
         st = c.statuses_text()
-        assert st == '{"servers":{"fx":{"status":"connected","era":"legacy","protocolVersion":"%s","tools":29}}}' % v, st
+        assert st == ('{"servers":{"fx":{"status":"connected","era":"legacy","protocolVersion":"%s",'
+                      '"eraReason":"%s","tools":29}}}' % (v, PROBE_LEGACY)), st
         c.disconnect()
     c = one("--protocol", "2099-01-01")
     assert json.loads(c.statuses_text())["servers"]["fx"] == {

@@ -78,8 +78,11 @@ def config(http_peers, **extra):
     env = {"PEER_NODE_MODULES": NM}
     servers = {
         "tsm": {"command": ["node", TS_PEER, "stdio-modern"], "env": env},
-        "tsd": {"command": ["node", TS_PEER, "stdio-dual"], "env": env},
-        "pyd": {"command": [PY, PY_PEER, "stdio"]},
+        # Dual-era servers over stdio speak the handshake era by default when a resolver is
+        # registered (issue 23, tests/python/test_dual_era.py); here they are asked for
+        # MCP 2026-07-28, whose features these tests are about.
+        "tsd": {"command": ["node", TS_PEER, "stdio-dual"], "env": env, "protocol": "modern-first"},
+        "pyd": {"command": [PY, PY_PEER, "stdio"], "protocol": "modern-first"},
         "hm": {"url": http_peers["hm"][0]},
         "hd": {"url": http_peers["hd"][0]},
         "hp": {"url": http_peers["hp"][0]},

@@ -117,7 +117,8 @@ def answers(peers):
 
 def test_everything_connects_and_lists_15_tools_with_a_resolver(client):
     servers = json.loads(client.statuses_text())["servers"]
-    assert servers["ev"] == {"status": "connected", "era": "legacy", "protocolVersion": "2025-11-25", "tools": 15}, servers
+    assert servers["ev"] == {"status": "connected", "era": "legacy", "protocolVersion": "2025-11-25", "tools": 15,
+                             "eraReason": "a resolver is registered and stdio carries push-style questions (the handshake first)"}, servers
     tools = [t for t in json.loads(client.tools_text()) if t["server"] == "ev"]
     assert [t["name"] for t in tools] == sorted("ev_" + n for n in EV_BASE_TOOLS + EV_ELICITATION_TOOLS)
     for t in tools:
@@ -135,7 +136,8 @@ def test_everything_connects_and_lists_15_tools_with_a_resolver(client):
 def test_everything_lists_13_tools_without_a_resolver(peers):
     plain = peers[1]
     servers = json.loads(plain.statuses_text())["servers"]
-    assert servers == {"ev": {"status": "connected", "era": "legacy", "protocolVersion": "2025-11-25", "tools": 13}}, servers
+    assert servers == {"ev": {"status": "connected", "era": "legacy", "protocolVersion": "2025-11-25", "tools": 13,
+                              "eraReason": "the 2026-07-28 probe: the server answered with JSON-RPC error -32601: Method not found"}}, servers
     names = [t["name"] for t in json.loads(plain.tools_text())]
     assert names == sorted("ev_" + n for n in EV_BASE_TOOLS), names
     assert plain.call("ev_trigger-elicitation-request") == (
@@ -232,7 +234,8 @@ def test_everything_structured_content(client):
 
 def test_python_peer_connects_and_echoes(client):
     servers = json.loads(client.statuses_text())["servers"]
-    assert servers["py"] == {"status": "connected", "era": "legacy", "protocolVersion": "2025-11-25", "tools": 3}, servers
+    assert servers["py"] == {"status": "connected", "era": "legacy", "protocolVersion": "2025-11-25", "tools": 3,
+                             "eraReason": '"protocol": "legacy"'}, servers
     names = [t["name"] for t in json.loads(client.tools_text()) if t["server"] == "py"]
     assert names == ["py_ask_name", "py_authorize", "py_echo"], names
     assert client.result("py_echo", '{"text":"héllo 😀 \\"q\\""}') == tool_result('héllo 😀 "q"')

@@ -183,6 +183,11 @@ impl HttpTransport {
             if !d.claim(id) {
                 return Err(out); // closing: the async path says so
             }
+            // A cancel that came before the claim found nothing to end: nothing is sent (§7).
+            if !self.conn.upgrade().is_some_and(|c| c.is_pending(id)) {
+                d.forget(id);
+                return Ok(());
+            }
         }
         let sent_with = self.auth.bearer().0;
         let bytes = match self.request_bytes(&out, modern, d) {
@@ -204,13 +209,13 @@ impl HttpTransport {
                 // Nothing of it reached the server: the async path tries, and says why in its
                 // words when it cannot either. After a TLS failure it keeps the server (it may
                 // want HTTP/2).
-                if let Some(id) = id {
-                    d.forget(id);
-                }
                 if tls {
                     d.disable();
                 } else {
                     d.pause(PAUSE_AFTER_CONNECT_FAILURE);
+                }
+                if id.is_some_and(|id| d.forget(id)) {
+                    return Ok(()); // ended meanwhile (a cancel): not handed over
                 }
                 return Err(out);
             }

@@ -75,7 +75,8 @@ impl HttpTransport {
             Some(Ok(())) => self.body_done(ex, id, false),
             Some(Err(e)) => self.stream_failed(ex, &e),
             None => Step::Fail(RequestError::Lost(format!(
-                "the server closed the connection without an HTTP response ({})",
+                "{} ({})",
+                self.quote(&ex.heads.at_eof(&ex.buf)),
                 redact(&self.url)
             ))),
         }

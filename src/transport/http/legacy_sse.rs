@@ -39,7 +39,15 @@ impl HttpTransport {
             let mut tx = Some(tx);
             let events = sse::events(resp.bytes_stream(), me.max_bytes);
             let mut events = std::pin::pin!(events);
-            while let Some(Ok(ev)) = events.next().await {
+            let mut why = "the legacy HTTP+SSE event stream ended".to_string();
+            while let Some(item) = events.next().await {
+                let ev = match item {
+                    Ok(ev) => ev,
+                    Err(sse::SseError::Refused(e) | sse::SseError::Lost(e)) => {
+                        why = format!("the legacy HTTP+SSE event stream failed: {e}");
+                        break;
+                    }
+                };
                 let Some(data) = ev.data else { continue };
                 if ev.event.as_deref() == Some("endpoint") {
                     if let Some(tx) = tx.take() {
@@ -52,10 +60,7 @@ impl HttpTransport {
                 }
             }
             if !me.closed.load(Ordering::Acquire) {
-                me.file(Inbox::FailAll(RequestError::Lost(
-                    "the legacy HTTP+SSE event stream ended".into(),
-                )))
-                .await;
+                me.file(Inbox::FailAll(RequestError::Lost(why))).await;
             }
         });
         lock(&self.background).push(task.abort_handle());

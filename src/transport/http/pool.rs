@@ -153,6 +153,13 @@ impl Sock {
     /// Whether an idle connection is still usable: nothing waiting (or, for TLS, only records
     /// that leave it open, such as a session ticket).
     fn still_open(&mut self) -> bool {
+        if let Some(c) = self.tls.as_mut() {
+            // Plaintext rustls decrypted past the last reply, or a close_notify it processed,
+            // is invisible to the socket: such a connection is not reused.
+            if !matches!(plaintext(c, &mut [0u8; 1]), Ok(None)) {
+                return false;
+            }
+        }
         match net::peek_idle(&self.tcp) {
             net::Idle::Quiet => true,
             net::Idle::Closed => false,
@@ -325,8 +332,9 @@ pub(super) struct Direct {
     pub(super) table: Mutex<Table>,
     /// Cleared after a TLS failure or a redirect: the async path keeps the server from then on.
     on: std::sync::atomic::AtomicBool,
-    /// After a connection could not be opened, the async path takes the requests for a while
-    /// (it tries and reports in its words, and a black-holed host is not waited on twice).
+    /// After a connection was refused, the async path takes the requests for a while (it tries
+    /// and reports in its words). A connect that times out fails its own request only: each
+    /// call waits at most its own timeout.
     paused_until: Mutex<Option<std::time::Instant>>,
 }
 
@@ -546,11 +554,12 @@ impl Direct {
     }
 
     pub(super) fn put_idle(&self, mut s: Sock) {
-        let closed = lock(&self.table).closed;
+        // The table's lock, then the pool's, as close() takes them: nothing is pooled after it.
+        let table = lock(&self.table);
         let mut idle = lock(&self.idle);
         let now = Instant::now();
         idle.retain(|s| now.duration_since(s.idle_since) < self.idle_timeout);
-        if !closed && idle.len() < MAX_IDLE {
+        if !table.closed && idle.len() < MAX_IDLE {
             s.idle_since = now;
             idle.push(s);
         }

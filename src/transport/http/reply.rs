@@ -115,6 +115,7 @@ impl HttpTransport {
         retry: Option<u64>,
         timeout: Duration,
     ) -> Result<(), String> {
+        let mut asked = retry.is_some();
         let mut retry = retry.map_or(DEFAULT_RETRY, sse::retry_delay);
         let mut empty_resumes = 0;
         loop {
@@ -134,6 +135,7 @@ impl HttpTransport {
                 }
                 if let Some(r) = end.retry {
                     retry = sse::retry_delay(r);
+                    asked = true;
                 }
                 if end.last_id.is_some() {
                     last_id = end.last_id;
@@ -153,7 +155,10 @@ impl HttpTransport {
                     ));
                 }
             }
-            if retry >= timeout {
+            // Waiting would time the call out, unless its clock stands still (an elicitation
+            // it carried is outstanding).
+            let paused = self.conn.upgrade().is_some_and(|c| c.is_paused(id));
+            if asked && retry >= timeout && !paused {
                 return Err(format!(
                     "the server asked to wait {} ms before the event stream is resumed (`retry:`), as long as the request's timeout ({} ms); it is not resumed",
                     retry.as_millis(),

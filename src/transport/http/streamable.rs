@@ -479,6 +479,15 @@ impl Transport for HttpTransport {
         matches!(lock(&self.state).mode, Mode::Modern)
     }
 
+    fn carries_server_requests(&self) -> bool {
+        let st = lock(&self.state);
+        match st.mode {
+            Mode::Legacy(_) => true,
+            Mode::Streamable => st.session.is_some(),
+            Mode::Modern | Mode::Unknown => false,
+        }
+    }
+
     fn session_generation(&self) -> u64 {
         lock(&self.state).generation
     }

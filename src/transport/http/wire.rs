@@ -50,21 +50,33 @@ pub(crate) struct HeadReader {
     interim_bytes: usize,
     /// How far the buffer was searched for a blank line.
     searched: usize,
+    /// The buffer's length at the last parse of an incomplete head.
+    parsed: usize,
 }
+
+/// An incomplete head is parsed again once this much more of it arrived (or its first line
+/// ended), so a malformed head fails without waiting for a blank line, and a head that trickles
+/// in a byte at a time costs at most 64 parses.
+const REPARSE: usize = 1024;
 
 impl HeadReader {
     /// The final head, once it is complete: drained from `buf` together with the interim
     /// heads before it. `Ok(None)` while incomplete.
     pub(crate) fn take(&mut self, buf: &mut Vec<u8>) -> Result<Option<Head>, String> {
         loop {
-            let prefix = &buf[..buf.len().min(5)];
+            // Empty lines before the status line are ignored (RFC 9112 §2.2, as httparse does).
+            let start = buf
+                .iter()
+                .take_while(|b| matches!(b, b'\r' | b'\n'))
+                .count();
+            let prefix = &buf[start..buf.len().min(start + 5)];
             if !b"HTTP/".starts_with(prefix) {
                 return Err(format!(
                     "the server did not answer in HTTP/1.x (its reply starts with {})",
                     shown(&buf[..buf.len().min(16)])
                 ));
             }
-            let from = self.searched.saturating_sub(2);
+            let from = self.searched.saturating_sub(2).max(start);
             let ended = blank_line(&buf[from..]);
             self.searched = buf.len();
             if !ended {
@@ -73,6 +85,13 @@ impl HeadReader {
                         "the response head is longer than {} KiB",
                         MAX_HEAD / 1024
                     ));
+                }
+                let first_line =
+                    self.parsed == 0 && buf[start..].iter().any(|b| matches!(b, b'\r' | b'\n'));
+                if first_line || buf.len() >= self.parsed + REPARSE {
+                    // Partial is expected here; an error is the head's fault.
+                    self.parsed = buf.len();
+                    parse(buf)?;
                 }
                 return Ok(None);
             }
@@ -88,6 +107,7 @@ impl HeadReader {
             }
             buf.drain(..used);
             self.searched = 0;
+            self.parsed = 0;
             if let Parsed::Final(head) = head {
                 return Ok(Some(head));
             }
@@ -97,6 +117,17 @@ impl HeadReader {
                     "the server sent more than {MAX_INTERIM} interim (1xx) responses"
                 ));
             }
+        }
+    }
+}
+
+impl HeadReader {
+    /// The connection ended before a whole head came: what is wrong with what did come (the
+    /// parser's word when it has one), so a server that stops mid-head is told precisely.
+    pub(crate) fn at_eof(&self, buf: &[u8]) -> String {
+        match parse(buf) {
+            Err(e) => e,
+            _ => "the server closed the connection without an HTTP response".into(),
         }
     }
 }
@@ -168,13 +199,17 @@ fn judge(status: u16, version: u8, headers: &[httparse::Header<'_>]) -> Result<H
     };
     let mut length: Option<usize> = None;
     let mut bad_length = false;
-    // Every Transfer-Encoding header's codings, in order, as one list.
+    // Every Transfer-Encoding header's codings, in order, as one list (an empty header still
+    // says the body is transfer-coded).
     let mut codings: Vec<String> = Vec::new();
+    let mut transfer_coded = false;
     for h in headers {
         let value = trim(h.value);
         let name = h.name;
         if name.eq_ignore_ascii_case("content-type") {
-            head.sse = value.len() >= 17 && value[..17].eq_ignore_ascii_case(b"text/event-stream");
+            // The media type itself, before any parameter.
+            let media = value.split(|&b| b == b';').next().unwrap_or(b"");
+            head.sse = trim(media).eq_ignore_ascii_case(b"text/event-stream");
         } else if name.eq_ignore_ascii_case("content-length") {
             // A list of identical values is one value (RFC 9110 §8.6).
             for v in value.split(|&b| b == b',') {
@@ -185,6 +220,7 @@ fn judge(status: u16, version: u8, headers: &[httparse::Header<'_>]) -> Result<H
                 }
             }
         } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            transfer_coded = true;
             for c in value.split(|&b| b == b',') {
                 let c = trim(c);
                 if !c.is_empty() {
@@ -209,7 +245,7 @@ fn judge(status: u16, version: u8, headers: &[httparse::Header<'_>]) -> Result<H
         head.framing = Framing::Length(0);
         return Ok(head);
     }
-    if !codings.is_empty() {
+    if transfer_coded {
         if version == 0 {
             // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
             return Err("an HTTP/1.0 response with Transfer-Encoding".into());
@@ -370,11 +406,12 @@ impl Body {
             self.chunk = match self.chunk {
                 Chunk::Size { size, digits } => match (b as char).to_digit(16) {
                     Some(d) => {
-                        if digits >= 2 * std::mem::size_of::<usize>() {
+                        // Leading zeros are fine; a size past usize is not.
+                        let Some(size) = size.checked_mul(16).map(|s| s | d as usize) else {
                             return bad("a chunk size is too large");
-                        }
+                        };
                         Chunk::Size {
-                            size: size << 4 | d as usize,
+                            size,
                             digits: digits + 1,
                         }
                     }
@@ -525,6 +562,21 @@ mod tests {
         assert_eq!(h.challenge.as_deref(), Some("Bearer realm=\"x\""));
         let (h, _) = head("HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\n");
         assert_eq!(h.framing, Framing::Length(5));
+    }
+
+    /// Found in review: malformed heads that have no blank line yet fail at once too.
+    #[test]
+    fn malformed_heads_fail_before_a_blank_line() {
+        assert!(err(b"HTTP/1.1 +20 OK\r\n").contains("malformed"));
+        assert!(err(b"HTTP/1.1 200 OK\rContent-Length: 2\r\r{}").contains("malformed"));
+        let mut long = b"HTTP/1.1 200 OK\r\nX: ok\r\n".to_vec();
+        long.resize(long.len() + REPARSE, b'a');
+        long.extend_from_slice(b"\x01\r\n");
+        long.resize(long.len() + REPARSE, b'b');
+        assert!(err(&long).contains("malformed"));
+        // Empty lines before the status line are skipped.
+        let (h, _) = head("\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        assert_eq!(h.status, 200);
     }
 
     #[test]
@@ -682,6 +734,17 @@ mod tests {
 
     #[test]
     fn chunked_framing_is_strict() {
+        assert_eq!(
+            dechunk(b"0000000000000000005\r\nhello\r\n0\r\n\r\n").unwrap(),
+            b"hello"
+        );
+        // An empty Transfer-Encoding still says the body is coded: until close, no reuse.
+        let (h, _) = head("HTTP/1.1 200 OK\r\nTransfer-Encoding: \r\nContent-Length: 2\r\n\r\n");
+        assert!(h.framing == Framing::Close && !h.keep_alive);
+        let (h, _) = head(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-streamy\r\nContent-Length: 0\r\n\r\n",
+        );
+        assert!(!h.sse);
         assert_eq!(
             dechunk(b"A\r\n0123456789\r\n0\r\n\r\n").unwrap(),
             b"0123456789"
