@@ -3,7 +3,8 @@
 //! callbacks, so one call's progress and done are serialised and in order; cancel; and
 //! disconnect ending every call in flight with its `done` fired.
 
-use crate::conn::{lock, Conn};
+use crate::conn::Conn;
+use crate::util::lock;
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -175,10 +176,7 @@ impl Calls {
         }
         drop(st);
         let pool = self.pool.clone();
-        std::thread::Builder::new()
-            .name("tn-call".into())
-            .spawn(move || worker(&pool, Some(job)))
-            .map(drop)
+        crate::util::spawn("tn-call", move || worker(&pool, Some(job))).map(drop)
     }
 
     /// Disconnect: refuse new calls, then wait until every call in flight has fired its done.
@@ -201,7 +199,6 @@ impl Calls {
 }
 
 fn worker(pool: &(Mutex<PoolState>, Condvar), first: Option<Job>) {
-    crate::transport::block_sigpipe_on_this_thread();
     let (m, cv) = pool;
     let run = |job: Job| {
         // A job fires its own done even when it panics (a guard in it); here a panic only

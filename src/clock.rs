@@ -1,7 +1,7 @@
 //! The call timer's clock (contract §4 "Which timer pauses"): time that stops while the host is
 //! being asked, since a person may take minutes to answer and that must not time a call out.
 
-use crate::conn::lock;
+use crate::util::lock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -6,12 +6,13 @@
 use crate::clock::PauseClock;
 use crate::jsonrpc::{self, LineKind};
 use crate::live_bridge::LiveBridge;
-pub(crate) use crate::request::{Limits, ProgressSink, Req};
+pub(crate) use crate::request::{Limits, ProgressSink, Reply, Req, RequestError};
 use crate::transport::{OutKind, Outgoing, Transport};
+use crate::util::lock;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
@@ -22,59 +23,6 @@ thread_local! {
 
 /// How often a request whose timeout is not armed yet looks again ([`Req::armed`]).
 const ARMED_LOOK: Duration = Duration::from_millis(5);
-
-/// Locks a mutex, going on through poisoning (the data is plain and stays consistent).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Why a request got no result.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum RequestError {
-    /// The server answered with a JSON-RPC error object.
-    Rpc(Value),
-    /// No answer within the phase timeout (the request id, for `notifications/cancelled`).
-    Timeout(u64),
-    /// The connection failed (child gone, line too long, write failed…).
-    Lost(String),
-    /// The server no longer knows the HTTP session the request was sent on (its generation):
-    /// the session establishes a new one and sends the request again (§5).
-    SessionExpired(u64),
-    /// No answer within `maxTotalTimeout`, however much progress was reported (§7).
-    TimedOutTotal(u64),
-    /// The host cancelled the call (§7).
-    Cancelled,
-    /// Authorization failed (§8): at connect, the server fails in phase `auth`.
-    Auth(String),
-    /// The client is being disconnected.
-    Closed,
-}
-
-impl RequestError {
-    /// The failure in words (server text is quoted as it came: the session masks secrets).
-    pub(crate) fn explain(&self, timeout: Duration) -> String {
-        match self {
-            RequestError::Rpc(Value::String(why)) => why.clone(),
-            RequestError::Rpc(e) => {
-                let code = e.get("code").map(crate::json::to_text).unwrap_or_default();
-                let msg = e.get("message").and_then(Value::as_str).unwrap_or("");
-                format!("the server answered with JSON-RPC error {code}: {msg}")
-            }
-            RequestError::Timeout(_) => format!("no answer within {} ms", timeout.as_millis()),
-            RequestError::TimedOutTotal(_) => "no answer within maxTotalTimeout".into(),
-            RequestError::Lost(m) | RequestError::Auth(m) => m.clone(),
-            RequestError::SessionExpired(_) => {
-                "the server's HTTP session expired (HTTP 404) and could not be renewed".into()
-            }
-            RequestError::Cancelled => "cancelled by the host".into(),
-            RequestError::Closed => "the client was disconnected".into(),
-        }
-    }
-}
-
-/// A response line as the server sent it, checked to be UTF-8 JSON (the caller parses what it
-/// needs), or why none came.
-pub(crate) type Reply = Result<String, RequestError>;
 
 struct Waiter {
     reply: Mutex<Option<Reply>>,

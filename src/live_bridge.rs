@@ -6,8 +6,9 @@
 
 use crate::bridge::{self, Route};
 use crate::clock::PauseClock;
-use crate::conn::{lock, Conn};
+use crate::conn::Conn;
 use crate::responder::{self, Resolver, ResolverReturn};
+use crate::util::lock;
 use serde_json::{Map, Value};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -99,14 +100,14 @@ fn elicit(
     });
     let clock: Arc<PauseClock> = conn.clock_for(carrier);
     clock.begin();
-    let timer_key: Arc<Mutex<Option<crate::timer::Key>>> = Arc::new(Mutex::new(None));
+    let timer_key: Arc<Mutex<Option<crate::util::timer::Key>>> = Arc::new(Mutex::new(None));
     let c = conn.clone();
     let tk = timer_key.clone();
     let own_token: Arc<std::sync::OnceLock<responder::Token>> = Arc::default();
     let ot = own_token.clone();
     let token = responder::open(b.owner, request.id, move |finish| {
         if let Some(k) = lock(&tk).take() {
-            crate::timer::cancel(k);
+            crate::util::timer::cancel(k);
         }
         if let (Some(carrier), Some(t)) = (carrier, ot.get()) {
             c.uncarry(carrier, *t);
@@ -118,16 +119,12 @@ fn elicit(
         let _ = c.send_response(&result.frame_text(&id));
         clock.end();
     });
-    let key = crate::timer::schedule(b.elicitation_timeout, move || {
+    let key = crate::util::timer::schedule(b.elicitation_timeout, move || {
         // Off the shared timer thread: sending the cancel may wait on a slow server.
         let cancel = move || {
             responder::cancel(token, "no answer within elicitationTimeout");
         };
-        if std::thread::Builder::new()
-            .name("tn-elicit-timeout".into())
-            .spawn(cancel)
-            .is_err()
-        {
+        if crate::util::spawn("tn-elicit-timeout", cancel).is_err() {
             responder::cancel(token, "no answer within elicitationTimeout");
         }
     });
@@ -139,7 +136,7 @@ fn elicit(
     if !responder::is_open(token) {
         // Already ended (cannot normally happen before the resolver runs): drop the timer and
         // the carried entry its finisher may have missed.
-        crate::timer::cancel(key);
+        crate::util::timer::cancel(key);
         if let Some(carrier) = carrier {
             conn.uncarry(carrier, token);
         }
@@ -210,11 +207,11 @@ impl Question {
         let slot: Arc<Slot> = Arc::default();
         let s = slot.clone();
         let c = conn.clone();
-        let timer_key: Arc<Mutex<Option<crate::timer::Key>>> = Arc::new(Mutex::new(None));
+        let timer_key: Arc<Mutex<Option<crate::util::timer::Key>>> = Arc::new(Mutex::new(None));
         let tk = timer_key.clone();
         let token = responder::open(b.owner, request.id.clone(), move |finish| {
             if let Some(k) = lock(&tk).take() {
-                crate::timer::cancel(k);
+                crate::util::timer::cancel(k);
             }
             let (result, why) = crate::sep1034::live_result(finish, url_mode, schema.as_ref());
             if let Some(why) = why.as_ref().filter(|w| !w.starts_with(SUSPENDED)) {
@@ -223,12 +220,12 @@ impl Question {
             *lock(&s.0) = Some((result, why));
             s.1.notify_all();
         });
-        let key = crate::timer::schedule(b.elicitation_timeout, move || {
+        let key = crate::util::timer::schedule(b.elicitation_timeout, move || {
             responder::cancel(token, "no answer within elicitationTimeout");
         });
         *lock(&timer_key) = Some(key);
         if !responder::is_open(token) {
-            crate::timer::cancel(key);
+            crate::util::timer::cancel(key);
         }
         Question { token, slot }
     }

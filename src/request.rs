@@ -2,7 +2,7 @@
 //! how long it may take (an idle and a total bound of active time), where its progress goes,
 //! and its HTTP routing headers.
 
-use crate::transport::Routing;
+use serde_json::Value;
 use std::time::Duration;
 
 /// How long a request may take (contract §7): `idle` of active time without an answer or a
@@ -59,3 +59,60 @@ impl<'a> Req<'a> {
 
 /// What a caller does with the progress notifications of its request (§7).
 pub(crate) type ProgressSink<'a> = Option<&'a (dyn Fn(&str) + Sync)>;
+
+/// The values of a modern request's routing headers (§6, SEP-2243).
+#[derive(Default, Debug, Clone)]
+pub(crate) struct Routing {
+    /// `Mcp-Name`: the tool's name for `tools/call`.
+    pub(crate) name: Option<String>,
+    /// `Mcp-Param-<name>` headers: (name, value already encoded).
+    pub(crate) params: Vec<(String, String)>,
+}
+
+/// Why a request got no result.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RequestError {
+    /// The server answered with a JSON-RPC error object.
+    Rpc(Value),
+    /// No answer within the phase timeout (the request id, for `notifications/cancelled`).
+    Timeout(u64),
+    /// The connection failed (child gone, line too long, write failed…).
+    Lost(String),
+    /// The server no longer knows the HTTP session the request was sent on (its generation):
+    /// the session establishes a new one and sends the request again (§5).
+    SessionExpired(u64),
+    /// No answer within `maxTotalTimeout`, however much progress was reported (§7).
+    TimedOutTotal(u64),
+    /// The host cancelled the call (§7).
+    Cancelled,
+    /// Authorization failed (§8): at connect, the server fails in phase `auth`.
+    Auth(String),
+    /// The client is being disconnected.
+    Closed,
+}
+
+impl RequestError {
+    /// The failure in words (server text is quoted as it came: the session masks secrets).
+    pub(crate) fn explain(&self, timeout: Duration) -> String {
+        match self {
+            RequestError::Rpc(Value::String(why)) => why.clone(),
+            RequestError::Rpc(e) => {
+                let code = e.get("code").map(crate::json::to_text).unwrap_or_default();
+                let msg = e.get("message").and_then(Value::as_str).unwrap_or("");
+                format!("the server answered with JSON-RPC error {code}: {msg}")
+            }
+            RequestError::Timeout(_) => format!("no answer within {} ms", timeout.as_millis()),
+            RequestError::TimedOutTotal(_) => "no answer within maxTotalTimeout".into(),
+            RequestError::Lost(m) | RequestError::Auth(m) => m.clone(),
+            RequestError::SessionExpired(_) => {
+                "the server's HTTP session expired (HTTP 404) and could not be renewed".into()
+            }
+            RequestError::Cancelled => "cancelled by the host".into(),
+            RequestError::Closed => "the client was disconnected".into(),
+        }
+    }
+}
+
+/// A response line as the server sent it, checked to be UTF-8 JSON (the caller parses what it
+/// needs), or why none came.
+pub(crate) type Reply = Result<String, RequestError>;

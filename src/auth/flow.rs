@@ -2,7 +2,6 @@
 //! `WWW-Authenticate` challenges, the well-known URLs and the resource rule; the requests that
 //! fill them are in [`super::requests`].
 
-use jsonwebtoken::Algorithm;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -231,25 +230,7 @@ pub(super) fn as_urls(issuer: &Url) -> Vec<String> {
     }
 }
 
-/// The signing algorithm named in config.
-pub(super) fn algorithm(name: &str) -> Result<Algorithm, String> {
-    Ok(match name {
-        "ES256" => Algorithm::ES256,
-        "ES384" => Algorithm::ES384,
-        "RS256" => Algorithm::RS256,
-        "RS384" => Algorithm::RS384,
-        "RS512" => Algorithm::RS512,
-        "PS256" => Algorithm::PS256,
-        "PS384" => Algorithm::PS384,
-        "PS512" => Algorithm::PS512,
-        "EdDSA" => Algorithm::EdDSA,
-        other => {
-            return Err(format!(
-                "`auth.signingAlg` \"{other}\" is not supported (ES256, ES384, RS256, RS384, RS512, PS256, PS384, PS512, EdDSA)"
-            ))
-        }
-    })
-}
+pub(super) use crate::config::auth::algorithm;
 
 pub(super) fn url_encode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()

@@ -51,21 +51,18 @@ impl Loopback {
             return;
         };
         let stop = self.stop.clone();
-        let _ = std::thread::Builder::new()
-            .name("tn-auth-loopback".into())
-            .spawn(move || {
-                crate::transport::block_sigpipe_on_this_thread();
-                for stream in listener.incoming() {
-                    if stop.load(Ordering::Acquire) {
-                        break;
-                    }
-                    if let Ok(s) = stream {
-                        if let Some(query) = answer_callback(s) {
-                            let _ = tx.send(Event::Callback(query));
-                        }
+        let _ = crate::util::spawn("tn-auth-loopback", move || {
+            for stream in listener.incoming() {
+                if stop.load(Ordering::Acquire) {
+                    break;
+                }
+                if let Ok(s) = stream {
+                    if let Some(query) = answer_callback(s) {
+                        let _ = tx.send(Event::Callback(query));
                     }
                 }
-            });
+            }
+        });
     }
 }
 
@@ -156,27 +153,24 @@ pub(super) async fn browser_step(
     let active = b.active.clone();
     let owner = b.owner;
     active.fetch_add(1, Ordering::SeqCst);
-    let spawned = std::thread::Builder::new()
-        .name("tn-auth-login".into())
-        .spawn(move || {
-            crate::transport::block_sigpipe_on_this_thread();
-            // A callback of its client: tn_disconnect from inside it is refused (c-api.md).
-            let rc = crate::calls::as_callback(owner, || resolver.call(&json, token));
-            match rc {
-                ResolverReturn::Resolved => {
-                    responder::cancel(token, "the resolver returned TN_RESOLVED without answering");
-                }
-                ResolverReturn::Deferred => {}
-                ResolverReturn::Suspend => {
-                    // A login cannot be suspended (c-api.md "The resolver"): cancel.
-                    responder::cancel(token, "TN_SUSPEND is cancel for a login");
-                }
-                ResolverReturn::Failed(code) => {
-                    responder::cancel(token, format!("the resolver failed (returned {code})"));
-                }
+    let spawned = crate::util::spawn("tn-auth-login", move || {
+        // A callback of its client: tn_disconnect from inside it is refused (c-api.md).
+        let rc = crate::calls::as_callback(owner, || resolver.call(&json, token));
+        match rc {
+            ResolverReturn::Resolved => {
+                responder::cancel(token, "the resolver returned TN_RESOLVED without answering");
             }
-            active.fetch_sub(1, Ordering::SeqCst);
-        });
+            ResolverReturn::Deferred => {}
+            ResolverReturn::Suspend => {
+                // A login cannot be suspended (c-api.md "The resolver"): cancel.
+                responder::cancel(token, "TN_SUSPEND is cancel for a login");
+            }
+            ResolverReturn::Failed(code) => {
+                responder::cancel(token, format!("the resolver failed (returned {code})"));
+            }
+        }
+        active.fetch_sub(1, Ordering::SeqCst);
+    });
     if spawned.is_err() {
         b.active.fetch_sub(1, Ordering::SeqCst);
         responder::cancel(token, "cannot start a thread for the resolver");

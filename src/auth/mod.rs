@@ -16,13 +16,13 @@ mod flow;
 mod grants;
 mod login;
 mod requests;
-pub(crate) mod spec;
 mod store;
 
-use crate::conn::{lock, Conn};
+use crate::config::auth::{AuthSpec, Grant};
+use crate::conn::Conn;
+use crate::util::lock;
 use flow::{Challenge, ClientId, Discovery, TokenError, Tokens};
 use reqwest::header::HeaderValue;
-use spec::{AuthSpec, Grant};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use url::Url;
@@ -89,7 +89,7 @@ pub(crate) struct Auth {
 /// A URL without userinfo or query, for messages.
 pub(crate) fn redact_str(u: &str) -> String {
     match Url::parse(u) {
-        Ok(u) => crate::transport::http::redact(&u),
+        Ok(u) => crate::util::redact(&u),
         Err(_) => "(not a URL)".into(),
     }
 }
@@ -153,14 +153,14 @@ impl Auth {
         let mut out = text.to_string();
         for v in lock(&self.masks).iter() {
             if out.contains(v.as_str()) {
-                out = out.replace(v.as_str(), crate::secrets::MASK);
+                out = out.replace(v.as_str(), crate::util::secrets::MASK);
             }
         }
         out
     }
 
     fn quote(&self, text: &str) -> String {
-        crate::transport::http::cut(&self.mask(text.trim()), 200)
+        crate::util::cut(&self.mask(text.trim()), 200)
     }
 
     /// The `Authorization` header for the next request, and the token generation it carries.

@@ -160,7 +160,7 @@ impl Auth {
             .map_err(|e| {
                 format!(
                     "dynamic client registration at {endpoint} failed: {}",
-                    crate::transport::http::explain_reqwest(e)
+                    crate::net::explain_reqwest(e)
                 )
             })?;
         let status = resp.status();
@@ -247,7 +247,7 @@ impl Auth {
             .map_err(|e| {
                 TokenError::Failed(format!(
                     "the token endpoint {endpoint} could not be reached: {}",
-                    crate::transport::http::explain_reqwest(e)
+                    crate::net::explain_reqwest(e)
                 ))
             })?;
         let status = resp.status();

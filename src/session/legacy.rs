@@ -4,7 +4,8 @@
 //! met it, with new requests held until the new session's stream is open.
 
 use super::{Session, StartError};
-use crate::conn::{lock, RequestError};
+use crate::conn::RequestError;
+use crate::util::lock;
 use serde_json::Value;
 
 /// The protocol version we offer, and the ones we accept back (§3).

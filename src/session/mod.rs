@@ -14,10 +14,11 @@ pub(crate) use suspend::{decode as decode_resume, Continue, Resume};
 
 use crate::calls::CallState;
 use crate::config::{Endpoint, ServerSpec};
-use crate::conn::{lock, Conn, ProgressSink, Req, RequestError};
+use crate::conn::{Conn, ProgressSink, Req, RequestError};
 use crate::listing::{self, ListedTool};
 use crate::live_bridge::LiveBridge;
 use crate::transport::{Era, Transport};
+use crate::util::lock;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex};

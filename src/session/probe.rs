@@ -88,5 +88,5 @@ pub(super) fn run(s: &Session) -> Verdict {
 }
 
 fn cut(s: &str) -> String {
-    crate::transport::http::cut(s, 120)
+    crate::util::cut(s, 120)
 }

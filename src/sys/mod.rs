@@ -33,20 +33,6 @@ pub fn block_sigpipe_on_this_thread() {
     unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
 }
 
-/// Starts a library thread named `name` with SIGPIPE blocked on it for its whole life (a cdylib
-/// does not ignore SIGPIPE the way a Rust executable does).
-pub fn spawn<F: FnOnce() + Send + 'static>(
-    name: &str,
-    f: F,
-) -> io::Result<std::thread::JoinHandle<()>> {
-    std::thread::Builder::new()
-        .name(name.to_string())
-        .spawn(move || {
-            block_sigpipe_on_this_thread();
-            f()
-        })
-}
-
 /// Makes `fd` non-blocking, so that a write to a child that stops reading is bounded.
 pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     // SAFETY: fcntl on a descriptor the caller owns; no memory is involved.

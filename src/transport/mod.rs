@@ -8,7 +8,7 @@ pub(crate) mod sse;
 mod stderr;
 pub(crate) mod stdio;
 
-pub(crate) use crate::sys::block_sigpipe_on_this_thread;
+pub(crate) use crate::request::Routing;
 use std::time::Duration;
 
 /// How long `tn_disconnect` lets a child exit on its own after stdin closes (§3).
@@ -27,15 +27,6 @@ pub(crate) struct Outgoing<'a> {
     /// A request's own timeout (the call's, §7): writing it ends by then (issue 22). None: the
     /// transport's phase timeout.
     pub(crate) timeout: Option<Duration>,
-}
-
-/// The values of a modern request's routing headers (§6, SEP-2243).
-#[derive(Default, Debug, Clone)]
-pub(crate) struct Routing {
-    /// `Mcp-Name`: the tool's name for `tools/call`.
-    pub(crate) name: Option<String>,
-    /// `Mcp-Param-<name>` headers: (name, value already encoded).
-    pub(crate) params: Vec<(String, String)>,
 }
 
 /// The protocol era a connection speaks (§6).

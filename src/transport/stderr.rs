@@ -5,8 +5,8 @@
 //! server costs no second stack (measured pinned against the bench fixture: a thread per
 //! child's stderr was ~2% of a 1-server connect and of a cold start).
 
-use crate::conn::lock;
 use crate::sys as os;
+use crate::util::lock;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::Read;
@@ -116,14 +116,11 @@ pub(super) fn drain(
                     next: AtomicU64::new(1),
                 });
                 let run_on = d.clone();
-                std::thread::Builder::new()
-                    .name("toolnexus-stderr".into())
-                    .stack_size(64 * 1024)
-                    .spawn(move || loop {
-                        // A panic (a bug) must not end the draining of every child's stderr.
-                        let _ = std::panic::catch_unwind(|| run(&run_on));
-                    })
-                    .map_err(|e| format!("cannot start the stderr thread: {e}"))?;
+                crate::util::spawn_sized("toolnexus-stderr", Some(64 * 1024), move || loop {
+                    // A panic (a bug) must not end the draining of every child's stderr.
+                    let _ = std::panic::catch_unwind(|| run(&run_on));
+                })
+                .map_err(|e| format!("cannot start the stderr thread: {e}"))?;
                 *current = Some(d.clone());
                 d
             }
@@ -163,7 +160,6 @@ impl Drain {
 /// The drain thread: every child's stderr read as it comes; one that ends is removed. Reads
 /// happen under the entries lock, so a descriptor is never read after its removal closed it.
 fn run(d: &Drain) {
-    super::block_sigpipe_on_this_thread();
     let mut tokens = Vec::new();
     let mut buf = [0u8; 8192];
     loop {

@@ -4,10 +4,12 @@
 //! bounded shutdown that leaves no zombie or orphan.
 
 use super::stderr::{self, Drained, StderrTail};
-use super::{block_sigpipe_on_this_thread, Transport};
-use crate::conn::{lock, Conn, RequestError};
+use super::Transport;
+use crate::conn::Conn;
+use crate::request::RequestError;
 use crate::sys as os;
 use crate::transport::Outgoing;
+use crate::util::lock;
 use std::os::fd::AsRawFd;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
@@ -155,22 +157,19 @@ impl StdioTransport {
             let conn = conn.clone();
             let me = t.clone();
             let finished = Finished(t.finished.clone());
-            let h = std::thread::Builder::new()
-                .name(format!("tn-reader-{server}"))
-                .spawn(move || {
-                    let _finished = finished;
-                    let c = conn.clone();
-                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        me.read_loop(out, conn, max_message_bytes)
-                    }));
-                    if r.is_err() {
-                        c.fail(RequestError::Lost(
-                            "internal error: the reader thread panicked (a bug in toolnexus)"
-                                .into(),
-                        ));
-                    }
-                })
-                .map_err(|e| format!("cannot start the reader thread: {e}"))?;
+            let h = crate::util::spawn(format!("tn-reader-{server}"), move || {
+                let _finished = finished;
+                let c = conn.clone();
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    me.read_loop(out, conn, max_message_bytes)
+                }));
+                if r.is_err() {
+                    c.fail(RequestError::Lost(
+                        "internal error: the reader thread panicked (a bug in toolnexus)".into(),
+                    ));
+                }
+            })
+            .map_err(|e| format!("cannot start the reader thread: {e}"))?;
             threads.push(h);
         }
         *lock(&t.threads) = threads;
@@ -178,7 +177,6 @@ impl StdioTransport {
     }
 
     fn read_loop(&self, out: std::process::ChildStdout, conn: Arc<Conn>, max: usize) {
-        block_sigpipe_on_this_thread();
         let fd = out.as_raw_fd(); // `out` stays open until this function returns
         let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
         let mut line: Vec<u8> = Vec::new();

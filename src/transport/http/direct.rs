@@ -14,8 +14,9 @@ use super::pool::{Direct, OpenError, Sock, WriteFailed};
 use super::streamable::{HttpTransport, Mode, Post};
 use super::wire::{Body, Head, HeadReader};
 use super::MODERN_VERSION;
-use crate::conn::{lock, RequestError};
+use crate::conn::RequestError;
 use crate::transport::sse::EventParser;
+use crate::util::lock;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -282,7 +283,7 @@ impl HttpTransport {
             Step::Handoff => {
                 let Some(me) = self.me.upgrade() else { return };
                 if ordered && tokio::runtime::Handle::try_current().is_err() {
-                    super::runtime().block_on(me.deliver(ex.post));
+                    crate::net::runtime().block_on(me.deliver(ex.post));
                 } else {
                     self.spawn_deliver(ex.post);
                 }

@@ -6,12 +6,13 @@
 
 use super::direct::{Exchange, Step};
 use super::inbox::Inbox;
+use super::redact;
 use super::reply::answers;
 use super::streamable::HttpTransport;
 use super::wire::{Body, Framing, Head};
-use super::{redact, runtime};
-use crate::conn::RequestError;
 use crate::jsonrpc::LineKind;
+use crate::net::runtime;
+use crate::request::RequestError;
 use crate::transport::sse::{self, EventParser};
 use std::io::ErrorKind;
 use std::time::{Duration, Instant};

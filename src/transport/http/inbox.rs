@@ -5,8 +5,9 @@
 //! counted, and anything else waits.
 
 use super::streamable::HttpTransport;
-use crate::conn::{lock, Conn, RequestError};
-use crate::transport::block_sigpipe_on_this_thread;
+use crate::conn::Conn;
+use crate::request::RequestError;
+use crate::util::lock;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use tokio::sync::mpsc;
@@ -33,30 +34,27 @@ pub(super) fn start_reader(
 ) -> Result<Reader, String> {
     let reader_conn = conn.clone();
     let (ended_tx, ended_rx) = std::sync::mpsc::channel::<()>();
-    let h = std::thread::Builder::new()
-        .name(format!("tn-http-{}", conn.server))
-        .spawn(move || {
-            let _ended = ended_tx;
-            block_sigpipe_on_this_thread();
-            super::direct::mark_reader_thread();
-            let run = std::panic::AssertUnwindSafe(|| {
-                while let Some(item) = rx.blocking_recv() {
-                    match item {
-                        Inbox::Message(text, carrier) => {
-                            reader_conn.on_line_carried(text.as_bytes(), carrier)
-                        }
-                        Inbox::FailOne(id, f) => reader_conn.fail_request(id, f),
-                        Inbox::FailAll(f) => reader_conn.fail(f),
+    let h = crate::util::spawn(format!("tn-http-{}", conn.server), move || {
+        let _ended = ended_tx;
+        super::direct::mark_reader_thread();
+        let run = std::panic::AssertUnwindSafe(|| {
+            while let Some(item) = rx.blocking_recv() {
+                match item {
+                    Inbox::Message(text, carrier) => {
+                        reader_conn.on_line_carried(text.as_bytes(), carrier)
                     }
+                    Inbox::FailOne(id, f) => reader_conn.fail_request(id, f),
+                    Inbox::FailAll(f) => reader_conn.fail(f),
                 }
-            });
-            if std::panic::catch_unwind(run).is_err() {
-                reader_conn.fail(RequestError::Lost(
-                    "internal error: the reader thread panicked (a bug in toolnexus)".into(),
-                ));
             }
-        })
-        .map_err(|e| format!("cannot start the reader thread: {e}"))?;
+        });
+        if std::panic::catch_unwind(run).is_err() {
+            reader_conn.fail(RequestError::Lost(
+                "internal error: the reader thread panicked (a bug in toolnexus)".into(),
+            ));
+        }
+    })
+    .map_err(|e| format!("cannot start the reader thread: {e}"))?;
     Ok((h, ended_rx))
 }
 

@@ -5,9 +5,11 @@
 
 use super::inbox::Inbox;
 use super::streamable::{HttpTransport, Mode};
-use super::{is_sse, redact, runtime};
-use crate::conn::{lock, RequestError};
+use super::{is_sse, redact};
+use crate::conn::RequestError;
+use crate::net::runtime;
 use crate::transport::sse;
+use crate::util::lock;
 use futures_util::StreamExt;
 use reqwest::header::ACCEPT;
 use reqwest::Url;

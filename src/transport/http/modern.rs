@@ -7,7 +7,7 @@
 use super::inbox::Inbox;
 use super::reply::answers;
 use super::streamable::{HttpTransport, Post};
-use crate::conn::RequestError;
+use crate::request::RequestError;
 use crate::transport::sse;
 use reqwest::header::{HeaderName, HeaderValue};
 

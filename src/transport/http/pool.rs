@@ -7,8 +7,8 @@
 //! [`crate::sys::net::send`], which cannot raise SIGPIPE.
 
 use super::direct::Exchange;
-use crate::conn::lock;
 use crate::sys::net;
+use crate::util::lock;
 use rustls::pki_types::ServerName;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, ErrorKind, Read, Write};
@@ -385,7 +385,7 @@ impl Direct {
                     url::Host::Ipv4(a) => ServerName::IpAddress(std::net::IpAddr::V4(a).into()),
                     url::Host::Ipv6(a) => ServerName::IpAddress(std::net::IpAddr::V6(a).into()),
                 };
-                Some((super::tls::config(net).ok()?, name))
+                Some((crate::net::tls::http1(net).ok()?, name))
             }
             _ => None,
         };
@@ -442,7 +442,7 @@ impl Direct {
             url::Host::Domain(d) => (d.clone(), self.port),
         };
         let (tx, rx) = std::sync::mpsc::channel();
-        crate::sys::spawn("tn-resolve", move || {
+        crate::util::spawn("tn-resolve", move || {
             let _ = tx.send(name.to_socket_addrs().map(|a| a.collect::<Vec<_>>()));
         })
         .map_err(|_| OpenError::Failed { tls: false })?;
@@ -520,7 +520,7 @@ impl Direct {
             Err(_) if self.ended(id) => Err(OpenError::Ended),
             Err(e) if e.kind() == ErrorKind::TimedOut => Err(OpenError::TimedOut),
             Err(e) => Err(OpenError::Failed {
-                tls: super::tls_failure(&e).is_some(),
+                tls: crate::net::tls_failure(&e).is_some(),
             }),
         }
     }

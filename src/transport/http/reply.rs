@@ -3,8 +3,9 @@
 //! closes before the response (never in MCP 2026-07-28, which has no resumption, §6).
 
 use super::inbox::Inbox;
+use super::is_sse;
 use super::streamable::HttpTransport;
-use super::{explain_reqwest, is_sse};
+use crate::net::explain_reqwest;
 use crate::transport::sse::{self, SseError};
 use futures_util::StreamExt;
 use std::sync::atomic::Ordering;

@@ -2,9 +2,10 @@
 //! the first `tools/list` (servers drop requests they send while none is open), awaited, and
 //! reconnected in the background with backoff when it ends.
 
+use super::is_sse;
 use super::streamable::HttpTransport;
-use super::{is_sse, runtime};
-use crate::conn::lock;
+use crate::net::runtime;
+use crate::util::lock;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

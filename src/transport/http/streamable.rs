@@ -7,10 +7,14 @@
 //! the async path go through the connection's reader thread ([`super::inbox`]).
 
 use super::inbox::{Inbox, INBOX_CAPACITY};
-use super::{cut, explain_reqwest, redact, runtime, session_of, SESSION_HEADER};
-use crate::conn::{lock, Conn, RequestError};
-use crate::secrets::Secrets;
+use super::{cut, redact, session_of, SESSION_HEADER};
+use crate::conn::Conn;
+use crate::net::explain_reqwest;
+use crate::net::runtime;
+use crate::request::RequestError;
 use crate::transport::{OutKind, Outgoing, Transport};
+use crate::util::lock;
+use crate::util::secrets::Secrets;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{StatusCode, Url};
 use std::collections::HashMap;
@@ -87,7 +91,7 @@ pub(crate) fn connect(
     url: &str,
     headers: &[(String, String)],
     net: &crate::config::NetSpec,
-    auth: &crate::auth::spec::AuthSpec,
+    auth: &crate::config::auth::AuthSpec,
     bounds: super::Bounds,
     conn: &Arc<Conn>,
 ) -> Result<Arc<HttpTransport>, String> {
@@ -113,7 +117,7 @@ pub(crate) fn connect(
         value.set_sensitive(true);
         map.insert(name, value);
     }
-    let http = super::shared(net)?;
+    let http = crate::net::shared(net)?;
     let auth = crate::auth::Auth::new(
         &conn.server,
         &url,

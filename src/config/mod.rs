@@ -1,8 +1,12 @@
 //! Config parsing (contract §2, shared §0.3): the server map, local vs remote entries, timeouts,
 //! the tool allowlist and `${ENV}` header expansion. A bad entry fails that server alone.
 
+pub(crate) mod auth;
+mod expand;
+
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::type_name;
+pub use expand::expand_env;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -38,7 +42,7 @@ pub enum Endpoint {
         /// TLS files and proxy (§5 "TLS and networks").
         net: NetSpec,
         /// `auth` (§8): how to log in when the server answers 401.
-        auth: Box<crate::auth::spec::AuthSpec>,
+        auth: Box<crate::config::auth::AuthSpec>,
         /// `poolIdleTimeoutMs`: how long the direct path keeps an idle kept-alive connection
         /// (issue 22; 90 s by default, as hyper and reqwest do).
         pool_idle_timeout: Duration,
@@ -165,14 +169,14 @@ pub struct ServerSpec {
 
 impl ServerSpec {
     /// The values to mask in any server text quoted in an error or status (§9).
-    pub fn secrets(&self) -> crate::secrets::Secrets {
+    pub fn secrets(&self) -> crate::util::secrets::Secrets {
         match &self.endpoint {
             Endpoint::Remote { headers, auth, .. } => {
                 let mut all = headers.clone();
                 all.extend(auth.secrets().into_iter().map(|s| (String::new(), s)));
-                crate::secrets::Secrets::of_headers(&all)
+                crate::util::secrets::Secrets::of_headers(&all)
             }
-            Endpoint::Local { .. } => crate::secrets::Secrets::default(),
+            Endpoint::Local { .. } => crate::util::secrets::Secrets::default(),
         }
     }
 }
@@ -415,7 +419,7 @@ fn parse_remote(o: &Map<String, Value>) -> std::result::Result<Endpoint, String>
             ))
         }
     }
-    let auth = Box::new(crate::auth::spec::parse(o.get("auth"))?);
+    let auth = Box::new(auth::parse(o.get("auth"))?);
     Ok(Endpoint::Remote {
         url,
         headers,
@@ -496,28 +500,6 @@ fn parse_tools(o: &Map<String, Value>) -> std::result::Result<ToolFilter, String
     } else {
         ToolFilter::All
     })
-}
-
-/// Expands `${NAME}` from the environment; an unset name expands to "" (§2).
-pub fn expand_env(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        match after.find('}') {
-            Some(end) => {
-                out.push_str(&std::env::var(&after[..end]).unwrap_or_default());
-                rest = &after[end + 1..];
-            }
-            None => {
-                out.push_str(&rest[start..]);
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 #[cfg(test)]

@@ -54,10 +54,7 @@ pub fn schedule(delay: Duration, job: impl FnOnce() + Send + 'static) -> Key {
     st.jobs.insert(key, Box::new(job));
     if !st.started {
         st.started = true;
-        let spawned = std::thread::Builder::new()
-            .name("toolnexus-timer".into())
-            .stack_size(256 * 1024)
-            .spawn(run);
+        let spawned = super::spawn_sized("toolnexus-timer", Some(256 * 1024), run);
         if spawned.is_err() {
             st.started = false;
         }
@@ -74,7 +71,6 @@ pub fn cancel(key: Key) {
 }
 
 fn run() {
-    crate::transport::block_sigpipe_on_this_thread();
     let t = timer();
     let mut st = lock(t);
     loop {

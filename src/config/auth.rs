@@ -1,6 +1,6 @@
 //! The `auth` key of a remote server's config entry (contract §8).
 
-use crate::config::expand_env;
+use super::expand::expand_env;
 use crate::json::type_name;
 use serde_json::{Map, Value};
 
@@ -112,7 +112,7 @@ pub fn parse(v: Option<&Value>) -> Result<AuthSpec, String> {
     }
     let signing_alg = string(o, "signingAlg", p)?;
     if let Some(a) = &signing_alg {
-        super::flow::algorithm(a)?;
+        algorithm(a)?;
     }
     let idp = match o.get("idp") {
         None | Some(Value::Null) => None,
@@ -184,6 +184,26 @@ pub fn parse(v: Option<&Value>) -> Result<AuthSpec, String> {
         );
     }
     Ok(spec)
+}
+
+/// The signing algorithm named in config.
+pub(crate) fn algorithm(name: &str) -> Result<jsonwebtoken::Algorithm, String> {
+    Ok(match name {
+        "ES256" => jsonwebtoken::Algorithm::ES256,
+        "ES384" => jsonwebtoken::Algorithm::ES384,
+        "RS256" => jsonwebtoken::Algorithm::RS256,
+        "RS384" => jsonwebtoken::Algorithm::RS384,
+        "RS512" => jsonwebtoken::Algorithm::RS512,
+        "PS256" => jsonwebtoken::Algorithm::PS256,
+        "PS384" => jsonwebtoken::Algorithm::PS384,
+        "PS512" => jsonwebtoken::Algorithm::PS512,
+        "EdDSA" => jsonwebtoken::Algorithm::EdDSA,
+        other => {
+            return Err(format!(
+                "`auth.signingAlg` \"{other}\" is not supported (ES256, ES384, RS256, RS384, RS512, PS256, PS384, PS512, EdDSA)"
+            ))
+        }
+    })
 }
 
 #[cfg(test)]

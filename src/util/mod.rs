@@ -1,0 +1,80 @@
+//! The small helpers every layer uses, at the bottom of the house (issue 24): locking through a
+//! poisoned mutex, starting a library thread (SIGPIPE blocked on it), cutting and masking text
+//! for messages (§9), and the process-wide timer. Nothing here knows MCP.
+
+pub(crate) mod secrets;
+pub(crate) mod timer;
+
+use std::sync::{Mutex, MutexGuard};
+
+/// Locks a mutex, going on through poisoning (the data is plain and stays consistent).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Starts a library thread named `name` with SIGPIPE blocked on it for its whole life (a cdylib
+/// does not ignore SIGPIPE the way a Rust executable does, c-api.md). Every thread the library
+/// starts goes through here.
+pub(crate) fn spawn<T: Send + 'static, F: FnOnce() -> T + Send + 'static>(
+    name: impl Into<String>,
+    f: F,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    spawn_sized(name, None, f)
+}
+
+/// [`spawn`] with a stack of `stack` bytes (threads that do little: the timer, the stderr drain).
+pub(crate) fn spawn_sized<T: Send + 'static, F: FnOnce() -> T + Send + 'static>(
+    name: impl Into<String>,
+    stack: Option<usize>,
+    f: F,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    let mut b = std::thread::Builder::new().name(name.into());
+    if let Some(size) = stack {
+        b = b.stack_size(size);
+    }
+    b.spawn(move || {
+        crate::sys::block_sigpipe_on_this_thread();
+        f()
+    })
+}
+
+/// `s` cut to at most `max` bytes at a character boundary, with `…` when cut.
+pub(crate) fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let end = (0..=max)
+        .rev()
+        .find(|i| s.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}…", &s[..end])
+}
+
+/// A URL for a message: scheme, host, port and path, without userinfo, query or fragment (they
+/// may hold secrets, §9).
+pub(crate) fn redact(url: &url::Url) -> String {
+    format!(
+        "{}://{}{}{}",
+        url.scheme(),
+        url.host_str().unwrap_or(""),
+        url.port().map(|p| format!(":{p}")).unwrap_or_default(),
+        url.path()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_redacted() {
+        let u = url::Url::parse("https://u:p@h.test:8443/mcp?k=secret#f").unwrap();
+        assert_eq!(redact(&u), "https://h.test:8443/mcp");
+    }
+
+    #[test]
+    fn cut_keeps_char_boundaries() {
+        assert_eq!(cut("ééé", 3), "é…");
+        assert_eq!(cut("abc", 5), "abc");
+    }
+}
