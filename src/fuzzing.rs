@@ -212,15 +212,14 @@ pub fn inbound_line(line: &[u8]) {
     use std::sync::{Arc, OnceLock};
     static CONN: OnceLock<Arc<crate::conn::Conn>> = OnceLock::new();
     let conn = CONN.get_or_init(|| {
-        crate::conn::Conn::new(
-            "fuzz",
-            Some(crate::live_bridge::LiveBridge {
+        crate::conn::Conn::new(Arc::new(crate::host::server_requests::Answering {
+            live: Some(crate::host::LiveBridge {
                 resolver: Arc::new(Accepting),
                 elicitation_timeout: Duration::from_secs(5),
                 owner: u64::MAX,
                 active: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
             }),
-        )
+        }))
     });
-    conn.on_line(line);
+    conn.on_line_carried(line, None);
 }

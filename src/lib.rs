@@ -29,10 +29,8 @@
 mod adapters;
 mod auth;
 mod bridge;
-mod calls;
 mod canon;
 mod client;
-mod clock;
 mod config;
 mod conn;
 mod error;
@@ -40,10 +38,10 @@ pub mod ffi;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod host;
 mod json;
 mod jsonrpc;
 mod listing;
-mod live_bridge;
 mod naming;
 mod net;
 pub mod pure;

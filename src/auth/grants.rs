@@ -129,10 +129,9 @@ impl Auth {
         d: &Discovery,
         scope: Option<&str>,
     ) -> Result<(Tokens, ClientId), String> {
-        let conn = self.conn.upgrade().ok_or("the connection is closed")?;
-        let Some(live) = conn.live() else {
+        if self.host.patience().is_none() {
             return Err("the server needs a login (OAuth) and no resolver is registered to open the login page; register a resolver, or configure `auth` with a client_credentials grant".into());
-        };
+        }
         // The redirect: the host's, or our loopback listener, bound before registration (a
         // stored registration's port again when it can be).
         let previous = {
@@ -208,7 +207,9 @@ impl Auth {
             q.append_pair("resource", &d.resource);
         }
         let query =
-            match login::browser_step(live, &self.server, url.as_str(), loopback.as_mut()).await {
+            match login::browser_step(&*self.host, &self.server, url.as_str(), loopback.as_mut())
+                .await
+            {
                 login::Outcome::Redirect(q) => q,
                 login::Outcome::Failed(m) => return Err(m),
             };

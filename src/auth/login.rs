@@ -4,8 +4,7 @@
 //! catches the redirect itself (`auth.redirectUri`). The login waits at most
 //! `elicitationTimeout`; a deferred answer works as for elicitation.
 
-use crate::live_bridge::LiveBridge;
-use crate::responder::{self, Finish, ResolverReturn};
+use crate::responder::{self, Finish};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -131,7 +130,7 @@ pub(super) fn request_json(id: &str, server: &str, url: &str) -> String {
 /// Asks the host to open `url`, then waits for the redirect (loopback or the answer's
 /// `data.redirect`), at most `elicitationTimeout`.
 pub(super) async fn browser_step(
-    b: &LiveBridge,
+    host: &dyn super::LoginHost,
     server: &str,
     url: &str,
     loopback: Option<&mut Loopback>,
@@ -144,39 +143,19 @@ pub(super) async fn browser_step(
     let id = crate::bridge::next_request_id();
     let json = request_json(&id, server, url);
     let answer_tx = tx.clone();
-    let token = responder::open(b.owner, id, move |f| {
-        let _ = answer_tx.send(Event::Answer(f));
-    });
-    // The resolver runs on a thread of its own: it may block (open a browser, wait for a
-    // person), and the HTTP runtime's workers must not.
-    let resolver = b.resolver.clone();
-    let active = b.active.clone();
-    let owner = b.owner;
-    active.fetch_add(1, Ordering::SeqCst);
-    let spawned = crate::util::spawn("tn-auth-login", move || {
-        // A callback of its client: tn_disconnect from inside it is refused (c-api.md).
-        let rc = crate::calls::as_callback(owner, || resolver.call(&json, token));
-        match rc {
-            ResolverReturn::Resolved => {
-                responder::cancel(token, "the resolver returned TN_RESOLVED without answering");
-            }
-            ResolverReturn::Deferred => {}
-            ResolverReturn::Suspend => {
-                // A login cannot be suspended (c-api.md "The resolver"): cancel.
-                responder::cancel(token, "TN_SUSPEND is cancel for a login");
-            }
-            ResolverReturn::Failed(code) => {
-                responder::cancel(token, format!("the resolver failed (returned {code})"));
-            }
-        }
-        active.fetch_sub(1, Ordering::SeqCst);
-    });
-    if spawned.is_err() {
-        b.active.fetch_sub(1, Ordering::SeqCst);
-        responder::cancel(token, "cannot start a thread for the resolver");
-        return Outcome::Failed("cannot start a thread for the resolver".into());
-    }
-    let deadline = tokio::time::Instant::now() + b.elicitation_timeout;
+    let (Some(patience), Some(token)) = (
+        host.patience(),
+        host.ask(
+            id,
+            json,
+            Box::new(move |f| {
+                let _ = answer_tx.send(Event::Answer(f));
+            }),
+        ),
+    ) else {
+        return Outcome::Failed("cannot ask the host to log in (no resolver is registered)".into());
+    };
+    let deadline = tokio::time::Instant::now() + patience;
     let mut answered = false;
     loop {
         let ev = match tokio::time::timeout_at(deadline, rx.recv()).await {
@@ -184,7 +163,7 @@ pub(super) async fn browser_step(
                 responder::cancel(token, "no answer within elicitationTimeout");
                 return Outcome::Failed(format!(
                     "the login was not completed within elicitationTimeout ({} ms)",
-                    b.elicitation_timeout.as_millis()
+                    patience.as_millis()
                 ));
             }
             Ok(None) => return Outcome::Failed("the login was cancelled".into()),

@@ -19,11 +19,10 @@ mod requests;
 mod store;
 
 use crate::config::auth::{AuthSpec, Grant};
-use crate::conn::Conn;
 use crate::util::lock;
 use flow::{Challenge, ClientId, Discovery, TokenError, Tokens};
 use reqwest::header::HeaderValue;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use url::Url;
 
@@ -76,7 +75,8 @@ pub(crate) struct Auth {
     spec: AuthSpec,
     http: reqwest::Client,
     timeout: Duration,
-    conn: Weak<Conn>,
+    /// The host's side: the browser step, the asking request's paused timer.
+    host: Arc<dyn LoginHost>,
     /// False when the config sets an `Authorization` header itself.
     enabled: bool,
     state: Mutex<State>,
@@ -94,15 +94,25 @@ pub(crate) fn redact_str(u: &str) -> String {
     }
 }
 
-/// Pauses the asking request's timer while authorization runs (a login waits for a person).
-struct Paused(Option<Arc<crate::clock::PauseClock>>);
-
-impl Drop for Paused {
-    fn drop(&mut self) {
-        if let Some(c) = &self.0 {
-            c.end();
-        }
-    }
+/// The host's side of a login (contract §8; issue 24: auth reaches the host through this
+/// trait, not through the connection or the resolver plumbing). [`crate::host::login`]
+/// implements it.
+pub(crate) trait LoginHost: Send + Sync {
+    /// Hands `request_json` (a `kind:"authorization"` §10 Request whose id is `id`) to the
+    /// host's resolver on a thread of its own (it may block); `done` learns, once, how the
+    /// responder ended. The responder, to cancel; None when no resolver is registered.
+    fn ask(
+        &self,
+        id: String,
+        request_json: String,
+        done: Box<dyn FnOnce(crate::responder::Finish) + Send>,
+    ) -> Option<crate::responder::Token>;
+    /// How long a login waits for the person (`elicitationTimeout`); None when no resolver is
+    /// registered.
+    fn patience(&self) -> Option<Duration>;
+    /// Pauses the timer of request `carrier` (else the connection's) while authorization runs:
+    /// a login waits for a person. It runs on when the returned guard drops.
+    fn pause(&self, carrier: Option<u64>) -> Box<dyn Send>;
 }
 
 impl Auth {
@@ -112,7 +122,7 @@ impl Auth {
         spec: &AuthSpec,
         http: reqwest::Client,
         timeout: Duration,
-        conn: &Arc<Conn>,
+        host: Arc<dyn LoginHost>,
         headers: &[(String, String)],
     ) -> Arc<Auth> {
         let enabled = !headers
@@ -124,7 +134,7 @@ impl Auth {
             spec: spec.clone(),
             http,
             timeout,
-            conn: Arc::downgrade(conn),
+            host,
             enabled,
             state: Mutex::new(State::default()),
             flow: tokio::sync::Mutex::new(()),
@@ -319,11 +329,7 @@ impl Auth {
         if status == 403 && challenge.error.as_deref() != Some("insufficient_scope") {
             return Denied::Pass;
         }
-        let _paused = Paused(self.conn.upgrade().map(|c| {
-            let clock = c.clock_for(carrier);
-            clock.begin();
-            clock
-        }));
+        let _paused = self.host.pause(carrier);
         let _one = self.flow.lock().await;
         if lock(&self.state).generation != sent {
             return Denied::Retry; // another request already got a new token

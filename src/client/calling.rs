@@ -22,7 +22,7 @@ pub type Progress = Box<dyn Fn(&str) + Send + Sync>;
 /// Fires a call's `done` once and retires the call; fires it with an isError when the job
 /// unwinds before it could, so that no call is left without its done (§7).
 struct Finish {
-    calls: Arc<crate::calls::Calls>,
+    calls: Arc<super::async_calls::Calls>,
     id: u64,
     client: u64,
     done: Option<Done>,
@@ -34,7 +34,7 @@ struct Finish {
 impl Finish {
     fn fire(&mut self, result: String) {
         if let Some(done) = self.done.take() {
-            crate::calls::as_callback(self.client, || done(result));
+            crate::host::as_callback(self.client, None, || done(result));
         }
     }
 }
@@ -54,7 +54,7 @@ impl Client {
     /// Calls the tool `name` (§1); `args_json` None means `{}`.
     pub fn call_tool(&self, name: &str, args_json: Option<&str>) -> Result<String> {
         let (session, remote, args) = self.target(name, args_json)?;
-        if crate::live_bridge::in_own_resolver(&session.conn) {
+        if crate::host::in_own_resolver(&session.conn) {
             return Err(Error::new(
                 ErrorKind::Reentrant,
                 format!(
@@ -121,7 +121,7 @@ impl Client {
             finish.started = true;
             let sink = |p: &str| {
                 if let Some(f) = &progress {
-                    crate::calls::as_callback(client, || f(p));
+                    crate::host::as_callback(client, None, || f(p));
                 }
             };
             let ctl = crate::session::CallCtl {
@@ -162,7 +162,7 @@ impl Client {
             Resumed::From(start) => start,
             Resumed::Done(result) => return Ok(result),
         };
-        if crate::live_bridge::in_own_resolver(&session.conn) {
+        if crate::host::in_own_resolver(&session.conn) {
             return Err(Error::new(
                 ErrorKind::Reentrant,
                 format!(
@@ -289,7 +289,7 @@ impl Client {
 
     /// Whether this thread is inside one of this client's call callbacks.
     pub fn in_own_callback(&self) -> bool {
-        crate::calls::in_callback_of(self.id)
+        crate::host::in_callback_of(self.id)
     }
 
     /// The session, remote name and one-line arguments for tool `name`.

@@ -5,8 +5,8 @@
 use crate::config::{self, Entry};
 use crate::conn::RequestError;
 use crate::error::{Error, ErrorKind, Result};
+use crate::host::LiveBridge;
 use crate::listing::ListedTool;
-use crate::live_bridge::LiveBridge;
 use crate::responder::Resolver;
 use crate::session::{self, Session};
 use serde_json::{Map, Value};
@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+mod async_calls;
 mod calling;
 
 pub use calling::{Done, Progress};
@@ -53,7 +54,7 @@ pub struct Client {
     /// Host resolver calls in progress (shared with every connection's bridge).
     resolving: Arc<AtomicUsize>,
     /// Asynchronous calls (§7).
-    calls: Arc<crate::calls::Calls>,
+    calls: Arc<async_calls::Calls>,
 }
 
 impl Client {
@@ -293,7 +294,7 @@ impl Client {
     /// Whether the calling thread is inside an inline resolver of one of these servers.
     pub fn in_own_resolver(&self) -> bool {
         self.sessions()
-            .any(|s| crate::live_bridge::in_own_resolver(&s.conn))
+            .any(|s| crate::host::in_own_resolver(&s.conn))
     }
 
     fn sessions(&self) -> impl Iterator<Item = &Session> {

@@ -23,7 +23,7 @@
 use super::probe::{self, Verdict};
 use super::{legacy, Session, StartError};
 use crate::config::{Endpoint, Protocol};
-use crate::live_bridge::LiveBridge;
+use crate::host::LiveBridge;
 use crate::transport::Era;
 
 use super::modern::MODERN_VERSION;

@@ -2,6 +2,7 @@
 //! the transport, the handshake ([`legacy`]), `tools/list` with pagination, `tools/call` with
 //! its timeout and cancellation, and failures told in words with secrets masked (§9).
 
+mod call_state;
 mod era;
 mod legacy;
 mod modern;
@@ -12,13 +13,13 @@ mod suspend;
 pub(crate) use rounds::Start;
 pub(crate) use suspend::{decode as decode_resume, Continue, Resume};
 
-use crate::calls::CallState;
 use crate::config::{Endpoint, ServerSpec};
 use crate::conn::{Conn, ProgressSink, Req, RequestError};
+use crate::host::LiveBridge;
 use crate::listing::{self, ListedTool};
-use crate::live_bridge::LiveBridge;
 use crate::transport::{Era, Transport};
 use crate::util::lock;
+pub(crate) use call_state::CallState;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex};
@@ -61,6 +62,8 @@ pub(crate) struct Session {
     pub(crate) warnings: Vec<String>,
     /// How the era was reached (`eraReason` in the status, issue 23).
     pub(crate) era_reason: String,
+    /// The host's resolver, when one is registered (MRTR and -32042 questions ask it, §6).
+    pub(crate) live: Option<LiveBridge>,
     with_resolver: bool,
     /// Modern HTTP: each tool's `x-mcp-header` arguments (argument, header), §6.
     header_params: HashMap<String, Vec<(String, String)>>,
@@ -120,10 +123,15 @@ pub(crate) fn open(
     }
 }
 
-/// Starts the transport for `spec` (a child process, or an HTTP connection).
+/// Starts the transport for `spec` (a child process, or an HTTP connection): the connection
+/// first (its server requests answered by the host side), then for a remote server the HTTP
+/// client and the authorizer (§8, built here and handed down), then the transport, attached.
 fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartError> {
     let with_resolver = live.is_some();
-    let conn = Conn::new(&spec.name, live);
+    let answering = Arc::new(crate::host::server_requests::Answering { live: live.clone() });
+    let conn = Conn::new(answering);
+    let inbound: Arc<dyn crate::transport::Inbound> = conn.clone();
+    let failed = |e: String| phase_error(spec, "connect", &e);
     let transport: Arc<dyn Transport> = match &spec.endpoint {
         Endpoint::Local { command, env, cwd } => crate::transport::stdio::spawn(
             &spec.name,
@@ -132,33 +140,53 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
             cwd.as_deref(),
             spec.max_message_bytes,
             spec.timeout,
-            &conn,
+            &inbound,
         )
-        .map_err(|e| phase_error(spec, "connect", &e))?,
+        .map_err(failed)?,
         Endpoint::Remote {
             url,
             headers,
             net,
             auth,
             pool_idle_timeout,
-        } => crate::transport::http::connect(
-            url,
-            headers,
-            net,
-            auth,
-            crate::transport::http::Bounds {
+        } => {
+            let url = crate::transport::http::parse_url(url).map_err(failed)?;
+            let http = crate::net::shared(net).map_err(failed)?;
+            let desk = Arc::new(crate::host::login::LoginDesk {
+                conn: Arc::downgrade(&conn),
+                live: live.clone(),
+            });
+            let auth = crate::auth::Auth::new(
+                &spec.name,
+                &url,
+                auth,
+                http.clone(),
+                spec.timeout,
+                desk,
+                headers,
+            );
+            let remote = crate::transport::http::Remote {
+                server: &spec.name,
+                url,
+                headers,
+                net,
+                http,
+                auth,
+            };
+            let bounds = crate::transport::http::Bounds {
                 timeout: spec.timeout,
                 max_bytes: spec.max_message_bytes,
                 pool_idle: *pool_idle_timeout,
-            },
-            &conn,
-        )
-        .map_err(|e| phase_error(spec, "connect", &e))?,
+            };
+            crate::transport::http::connect(remote, bounds, &inbound).map_err(failed)?
+        }
     };
+    conn.attach(transport.clone());
     Ok(Session {
         spec: spec.clone(),
         conn,
         transport,
+        live,
         era: Era::Legacy,
         protocol_version: String::new(),
         warnings: Vec::new(),

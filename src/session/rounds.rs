@@ -9,7 +9,8 @@ use super::suspend::{self, Pending, SavedRequest};
 use super::{modern, CallCtl, Session, NEXT_PROGRESS_TOKEN};
 use crate::bridge::{self, ElicitResult};
 use crate::conn::{Limits, Req, RequestError};
-use crate::live_bridge::{Asked, Question, ASKED_WITHOUT_RESOLVER};
+use crate::host::question::{Asked, Question};
+use crate::host::server_requests::ASKED_WITHOUT_RESOLVER;
 use crate::transport::Era;
 use serde_json::{Map, Value};
 use std::sync::atomic::Ordering;
@@ -160,7 +161,7 @@ impl Session {
                     }
                 }
                 Err(RequestError::Rpc(e))
-                    if self.conn.live().is_none()
+                    if self.live.is_none()
                         && e.get("code").and_then(Value::as_i64) == Some(-32021) =>
                 {
                     // The server needs input and we declared no elicitation (§6): say why.
@@ -421,7 +422,7 @@ impl Session {
         requests: &[bridge::Request],
         ctl: &CallCtl<'_>,
     ) -> Result<Vec<ElicitResult>, AskEnd> {
-        let Some(live) = self.conn.live() else {
+        let Some(live) = self.live.as_ref() else {
             self.conn.set_elicitation_error(ASKED_WITHOUT_RESOLVER);
             return Err(AskEnd::NoResolver);
         };

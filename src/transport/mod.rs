@@ -8,7 +8,7 @@ pub(crate) mod sse;
 mod stderr;
 pub(crate) mod stdio;
 
-pub(crate) use crate::request::Routing;
+pub(crate) use crate::request::{RequestError, Routing};
 use std::time::Duration;
 
 /// How long `tn_disconnect` lets a child exit on its own after stdin closes (§3).
@@ -50,6 +50,24 @@ pub(crate) enum OutKind<'a> {
     Response { ordered: bool },
 }
 
+/// Where a transport files what comes in, and the little it asks of the connection above it
+/// (issue 24: transports know this, not the connection's insides).
+pub(crate) trait Inbound: Send + Sync {
+    /// One inbound message (a line of JSON), carried by request `carrier`'s stream (HTTP) or
+    /// by none.
+    fn message(&self, line: &[u8], carrier: Option<u64>);
+    /// The connection failed: every pending request and every later one fail with `why`.
+    fn fail_all(&self, why: RequestError);
+    /// Request `id` failed.
+    fn fail_one(&self, id: u64, why: RequestError);
+    /// An inbound notification was dropped (the reader fell behind, §5).
+    fn dropped(&self);
+    /// Whether request `id` still waits for its answer.
+    fn is_pending(&self, id: u64) -> bool;
+    /// Whether request `id`'s timer stands still (an elicitation it carried is outstanding).
+    fn is_paused(&self, id: u64) -> bool;
+}
+
 /// What a transport does (architecture principle 1: a transport is small).
 pub(crate) trait Transport: Send + Sync {
     /// Sends one message (no trailing newline).
@@ -89,6 +107,11 @@ pub(crate) trait Transport: Send + Sync {
     /// Whether a call is cancelled by closing its response stream rather than with
     /// `notifications/cancelled` (modern HTTP, §7).
     fn cancels_by_closing(&self) -> bool {
+        false
+    }
+    /// Whether each request gets its own pause clock (only the call whose stream carried an
+    /// elicitation pauses: streamable HTTP) rather than the connection's one (stdio, §4).
+    fn clock_per_call(&self) -> bool {
         false
     }
     /// Whether the connection can carry the server's own requests (push-style questions, §4):

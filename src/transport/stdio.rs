@@ -1,13 +1,13 @@
 //! stdio transport (contract §5): a child in its own process group, newline-delimited JSON-RPC
-//! on stdin/stdout, one reader thread that files every line through [`Conn`], stderr drained
+//! on stdin/stdout, one reader thread that files every line through [`Inbound`], stderr drained
 //! continuously into a bounded tail (by the process-wide drain, [`super::stderr`]), and a
 //! bounded shutdown that leaves no zombie or orphan.
 
 use super::stderr::{self, Drained, StderrTail};
 use super::Transport;
-use crate::conn::Conn;
 use crate::request::RequestError;
 use crate::sys as os;
+use crate::transport::Inbound;
 use crate::transport::Outgoing;
 use crate::util::lock;
 use std::os::fd::AsRawFd;
@@ -88,7 +88,7 @@ pub fn spawn(
     cwd: Option<&str>,
     max_message_bytes: usize,
     write_timeout: Duration,
-    conn: &Arc<Conn>,
+    conn: &Arc<dyn Inbound>,
 ) -> Result<Arc<StdioTransport>, String> {
     let (program, args) = command
         .split_first()
@@ -128,7 +128,6 @@ pub fn spawn(
         write_timeout,
         closing: AtomicBool::new(false),
     });
-    conn.attach(t.clone());
     if let Err(e) = t.start_threads(server, stdout, stderr, max_message_bytes, conn) {
         // A child nobody reads would linger: end it now.
         t.shutdown(Duration::ZERO);
@@ -144,7 +143,7 @@ impl StdioTransport {
         stdout: Option<std::process::ChildStdout>,
         stderr: Option<std::process::ChildStderr>,
         max_message_bytes: usize,
-        conn: &Arc<Conn>,
+        conn: &Arc<dyn Inbound>,
     ) -> Result<(), String> {
         let t = self;
         let mut threads = Vec::new();
@@ -164,7 +163,7 @@ impl StdioTransport {
                     me.read_loop(out, conn, max_message_bytes)
                 }));
                 if r.is_err() {
-                    c.fail(RequestError::Lost(
+                    c.fail_all(RequestError::Lost(
                         "internal error: the reader thread panicked (a bug in toolnexus)".into(),
                     ));
                 }
@@ -176,14 +175,14 @@ impl StdioTransport {
         Ok(())
     }
 
-    fn read_loop(&self, out: std::process::ChildStdout, conn: Arc<Conn>, max: usize) {
+    fn read_loop(&self, out: std::process::ChildStdout, conn: Arc<dyn Inbound>, max: usize) {
         let fd = out.as_raw_fd(); // `out` stays open until this function returns
         let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
         let mut line: Vec<u8> = Vec::new();
         let handle = |l: &[u8]| {
             let l = l.strip_suffix(b"\r").unwrap_or(l);
             if !l.iter().all(u8::is_ascii_whitespace) {
-                conn.on_line(l);
+                conn.message(l, None);
             }
         };
         loop {
@@ -198,12 +197,12 @@ impl StdioTransport {
             while let Some(pos) = chunk.iter().position(|&b| b == b'\n') {
                 if line.is_empty() {
                     if pos > max {
-                        return self.too_long(&conn, max);
+                        return self.too_long(&*conn, max);
                     }
                     handle(&chunk[..pos]);
                 } else {
                     if line.len() + pos > max {
-                        return self.too_long(&conn, max);
+                        return self.too_long(&*conn, max);
                     }
                     line.extend_from_slice(&chunk[..pos]);
                     handle(&line);
@@ -213,15 +212,15 @@ impl StdioTransport {
                 chunk = &chunk[pos + 1..];
             }
             if line.len() + chunk.len() > max {
-                return self.too_long(&conn, max);
+                return self.too_long(&*conn, max);
             }
             line.extend_from_slice(chunk);
         }
-        conn.fail(RequestError::Lost(self.eof_message()));
+        conn.fail_all(RequestError::Lost(self.eof_message()));
     }
 
-    fn too_long(&self, conn: &Conn, max: usize) {
-        conn.fail(RequestError::Lost(format!(
+    fn too_long(&self, conn: &dyn Inbound, max: usize) {
+        conn.fail_all(RequestError::Lost(format!(
             "the server sent a message longer than maxMessageBytes ({max} bytes); the connection was closed"
         )));
         // Stop the child from blocking on a pipe nobody reads; shutdown reaps it later. Signal

@@ -14,7 +14,7 @@ use super::pool::{Direct, OpenError, Sock, WriteFailed};
 use super::streamable::{HttpTransport, Mode, Post};
 use super::wire::{Body, Head, HeadReader};
 use super::MODERN_VERSION;
-use crate::conn::RequestError;
+use crate::request::RequestError;
 use crate::transport::sse::EventParser;
 use crate::util::lock;
 use std::io::Write;
@@ -185,7 +185,7 @@ impl HttpTransport {
                 return Err(out); // closing: the async path says so
             }
             // A cancel that came before the claim found nothing to end: nothing is sent (§7).
-            if !self.conn.upgrade().is_some_and(|c| c.is_pending(id)) {
+            if !self.inbound.upgrade().is_some_and(|c| c.is_pending(id)) {
                 d.forget(id);
                 return Ok(());
             }
@@ -196,8 +196,8 @@ impl HttpTransport {
             Err(e) => {
                 if let Some(id) = id {
                     d.forget(id);
-                    if let Some(c) = self.conn.upgrade() {
-                        c.fail_request(id, e);
+                    if let Some(c) = self.inbound.upgrade() {
+                        c.fail_one(id, e);
                     }
                 }
                 return Ok(());
@@ -235,8 +235,8 @@ impl HttpTransport {
                     )),
                     Unsent::Ended | Unsent::Failed { .. } => return Ok(()),
                 };
-                if let Some(c) = self.conn.upgrade() {
-                    c.fail_request(id, why);
+                if let Some(c) = self.inbound.upgrade() {
+                    c.fail_one(id, why);
                 }
                 return Ok(());
             }
@@ -368,8 +368,8 @@ impl HttpTransport {
             }
             Step::Fail(e) => {
                 if !d.forget(id) {
-                    if let Some(c) = self.conn.upgrade() {
-                        c.fail_request(id, e);
+                    if let Some(c) = self.inbound.upgrade() {
+                        c.fail_one(id, e);
                     }
                 }
             }

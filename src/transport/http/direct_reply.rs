@@ -332,8 +332,8 @@ impl HttpTransport {
                 .is_some_and(|t| t.method.is_some() && t.id.is_some_and(|i| i != b"null"));
         if request {
             self.file_blocking(Inbox::Message(msg, Some(id)));
-        } else if let Some(c) = self.conn.upgrade() {
-            c.on_line_carried(msg.as_bytes(), Some(id));
+        } else if let Some(c) = self.inbound.upgrade() {
+            c.message(msg.as_bytes(), Some(id));
         }
     }
 }

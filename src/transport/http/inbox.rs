@@ -5,8 +5,8 @@
 //! counted, and anything else waits.
 
 use super::streamable::HttpTransport;
-use crate::conn::Conn;
 use crate::request::RequestError;
+use crate::transport::Inbound;
 use crate::util::lock;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -27,29 +27,28 @@ pub(super) enum Inbox {
 /// The reader thread, and what tells that it ended (its sender is dropped when it does).
 pub(super) type Reader = (JoinHandle<()>, std::sync::mpsc::Receiver<()>);
 
-/// Starts `conn`'s reader thread on `rx`.
+/// Starts server `server`'s reader thread on `rx`, filing into `inbound`.
 pub(super) fn start_reader(
-    conn: &Arc<Conn>,
+    server: &str,
+    inbound: &Arc<dyn Inbound>,
     mut rx: mpsc::Receiver<Inbox>,
 ) -> Result<Reader, String> {
-    let reader_conn = conn.clone();
+    let reader_conn = inbound.clone();
     let (ended_tx, ended_rx) = std::sync::mpsc::channel::<()>();
-    let h = crate::util::spawn(format!("tn-http-{}", conn.server), move || {
+    let h = crate::util::spawn(format!("tn-http-{server}"), move || {
         let _ended = ended_tx;
         super::direct::mark_reader_thread();
         let run = std::panic::AssertUnwindSafe(|| {
             while let Some(item) = rx.blocking_recv() {
                 match item {
-                    Inbox::Message(text, carrier) => {
-                        reader_conn.on_line_carried(text.as_bytes(), carrier)
-                    }
-                    Inbox::FailOne(id, f) => reader_conn.fail_request(id, f),
-                    Inbox::FailAll(f) => reader_conn.fail(f),
+                    Inbox::Message(text, carrier) => reader_conn.message(text.as_bytes(), carrier),
+                    Inbox::FailOne(id, f) => reader_conn.fail_one(id, f),
+                    Inbox::FailAll(f) => reader_conn.fail_all(f),
                 }
             }
         });
         if std::panic::catch_unwind(run).is_err() {
-            reader_conn.fail(RequestError::Lost(
+            reader_conn.fail_all(RequestError::Lost(
                 "internal error: the reader thread panicked (a bug in toolnexus)".into(),
             ));
         }
@@ -77,8 +76,8 @@ impl HttpTransport {
             Err(mpsc::error::TrySendError::Full(item)) => {
                 if let Inbox::Message(text, _) = &item {
                     if is_notification(text) {
-                        if let Some(conn) = self.conn.upgrade() {
-                            conn.count_dropped();
+                        if let Some(conn) = self.inbound.upgrade() {
+                            conn.dropped();
                         }
                         return;
                     }

@@ -6,8 +6,8 @@
 use super::inbox::Inbox;
 use super::streamable::{HttpTransport, Mode};
 use super::{is_sse, redact};
-use crate::conn::RequestError;
 use crate::net::runtime;
+use crate::request::RequestError;
 use crate::transport::sse;
 use crate::util::lock;
 use futures_util::StreamExt;
@@ -85,9 +85,6 @@ impl HttpTransport {
                 "the legacy `endpoint` event names another origin ({}); refused",
                 redact(&endpoint)
             ));
-        }
-        if let Some(conn) = self.conn.upgrade() {
-            conn.set_per_call_clock(false);
         }
         lock(&self.state).mode = Mode::Legacy(endpoint);
         Ok(())

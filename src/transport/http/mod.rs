@@ -15,7 +15,7 @@ pub(crate) mod wire;
 
 pub(crate) use crate::util::{cut, redact};
 pub(crate) use modern::MODERN_VERSION;
-pub(crate) use streamable::connect;
+pub(crate) use streamable::{connect, parse_url, Remote};
 
 /// A remote server's bounds: the phase timeout, the cap on one inbound message
 /// (`maxMessageBytes`), and how long an idle kept-alive connection is kept.

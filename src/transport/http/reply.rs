@@ -158,7 +158,7 @@ impl HttpTransport {
             }
             // Waiting would time the call out, unless its clock stands still (an elicitation
             // it carried is outstanding).
-            let paused = self.conn.upgrade().is_some_and(|c| c.is_paused(id));
+            let paused = self.inbound.upgrade().is_some_and(|c| c.is_paused(id));
             if asked && retry >= timeout && !paused {
                 return Err(format!(
                     "the server asked to wait {} ms before the event stream is resumed (`retry:`), as long as the request's timeout ({} ms); it is not resumed",

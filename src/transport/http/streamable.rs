@@ -8,11 +8,10 @@
 
 use super::inbox::{Inbox, INBOX_CAPACITY};
 use super::{cut, redact, session_of, SESSION_HEADER};
-use crate::conn::Conn;
 use crate::net::explain_reqwest;
 use crate::net::runtime;
 use crate::request::RequestError;
-use crate::transport::{OutKind, Outgoing, Transport};
+use crate::transport::{Inbound, OutKind, Outgoing, Transport};
 use crate::util::lock;
 use crate::util::secrets::Secrets;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
@@ -62,7 +61,8 @@ pub(super) struct State {
 /// A streamable-HTTP (or legacy SSE) server connection.
 pub(crate) struct HttpTransport {
     pub(super) me: Weak<HttpTransport>,
-    pub(super) conn: Weak<Conn>,
+    /// Where inbound messages and failures go (the connection above, issue 24).
+    pub(super) inbound: Weak<dyn Inbound>,
     pub(super) url: Url,
     pub(super) http: reqwest::Client,
     pub(super) headers: HeaderMap,
@@ -86,20 +86,8 @@ pub(crate) struct HttpTransport {
     pub(super) direct: Option<super::pool::Direct>,
 }
 
-/// Starts a connection to `url`; messages flow once the session sends `initialize`.
-pub(crate) fn connect(
-    url: &str,
-    headers: &[(String, String)],
-    net: &crate::config::NetSpec,
-    auth: &crate::config::auth::AuthSpec,
-    bounds: super::Bounds,
-    conn: &Arc<Conn>,
-) -> Result<Arc<HttpTransport>, String> {
-    let super::Bounds {
-        timeout,
-        max_bytes,
-        pool_idle,
-    } = bounds;
+/// `url` checked to be an http or https URL (`url` of a remote server's config entry, §2).
+pub(crate) fn parse_url(url: &str) -> Result<Url, String> {
     let url = Url::parse(url).map_err(|e| format!("`url` is not a valid URL: {e}"))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!(
@@ -107,6 +95,40 @@ pub(crate) fn connect(
             url.scheme()
         ));
     }
+    Ok(url)
+}
+
+/// A remote server as the session hands it to the transport: where it is, its configured
+/// headers and network settings, the HTTP client for those, and the authorizer the session
+/// built for it (§8).
+pub(crate) struct Remote<'a> {
+    pub(crate) server: &'a str,
+    pub(crate) url: Url,
+    pub(crate) headers: &'a [(String, String)],
+    pub(crate) net: &'a crate::config::NetSpec,
+    pub(crate) http: reqwest::Client,
+    pub(crate) auth: Arc<crate::auth::Auth>,
+}
+
+/// Starts a connection to a remote server; messages flow once the session sends `initialize`.
+pub(crate) fn connect(
+    remote: Remote<'_>,
+    bounds: super::Bounds,
+    inbound: &Arc<dyn Inbound>,
+) -> Result<Arc<HttpTransport>, String> {
+    let super::Bounds {
+        timeout,
+        max_bytes,
+        pool_idle,
+    } = bounds;
+    let Remote {
+        server,
+        url,
+        headers,
+        net,
+        http,
+        auth,
+    } = remote;
     let mut map = HeaderMap::new();
     for (k, v) in headers {
         let name = HeaderName::from_bytes(k.as_bytes())
@@ -117,21 +139,11 @@ pub(crate) fn connect(
         value.set_sensitive(true);
         map.insert(name, value);
     }
-    let http = crate::net::shared(net)?;
-    let auth = crate::auth::Auth::new(
-        &conn.server,
-        &url,
-        auth,
-        http.clone(),
-        timeout,
-        conn,
-        headers,
-    );
     let (tx, rx) = mpsc::channel::<Inbox>(INBOX_CAPACITY);
     let direct = super::pool::Direct::for_url(&url, net, pool_idle);
     let t = Arc::new_cyclic(|me| HttpTransport {
         me: me.clone(),
-        conn: Arc::downgrade(conn),
+        inbound: Arc::downgrade(inbound),
         url,
         http,
         headers: map,
@@ -153,9 +165,7 @@ pub(crate) fn connect(
         reader: Mutex::new(None),
         direct,
     });
-    conn.set_per_call_clock(true);
-    conn.attach(t.clone());
-    let reader = super::inbox::start_reader(conn, rx)?;
+    let reader = super::inbox::start_reader(server, inbound, rx)?;
     *lock(&t.reader) = Some(reader);
     Ok(t)
 }
@@ -481,6 +491,10 @@ impl Transport for HttpTransport {
 
     fn cancels_by_closing(&self) -> bool {
         matches!(lock(&self.state).mode, Mode::Modern)
+    }
+
+    fn clock_per_call(&self) -> bool {
+        !matches!(lock(&self.state).mode, Mode::Legacy(_))
     }
 
     fn carries_server_requests(&self) -> bool {

@@ -3,12 +3,13 @@
 //! pause clocks. The reader files every inbound line through [`Conn::on_line`]: a response goes
 //! to its waiter, a server request to [`crate::live_bridge`], anything else is dropped.
 
-use crate::clock::PauseClock;
+mod pause_clock;
+
 use crate::jsonrpc::{self, LineKind};
-use crate::live_bridge::LiveBridge;
 pub(crate) use crate::request::{Limits, ProgressSink, Reply, Req, RequestError};
-use crate::transport::{OutKind, Outgoing, Transport};
+use crate::transport::{Inbound, OutKind, Outgoing, Transport};
 use crate::util::lock;
+pub(crate) use pause_clock::PauseClock;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -58,16 +59,15 @@ struct Pending {
 
 /// One server connection.
 pub(crate) struct Conn {
-    pub(crate) server: String,
     pending: Mutex<Pending>,
     next_id: AtomicU64,
     transport: OnceLock<Arc<dyn Transport>>,
     dead_flag: AtomicBool,
     pause: Arc<PauseClock>,
-    /// Whether each call gets its own pause clock (streamable HTTP) instead of sharing
-    /// `pause` (stdio, legacy SSE).
-    per_call_clock: AtomicBool,
-    live: Option<LiveBridge>,
+    /// Who answers the server's own requests (§4): the host side's live bridge.
+    answering: Arc<dyn ServerRequests>,
+    /// This connection, for what is filed through [`Inbound`] (which gets `&self` only).
+    me: std::sync::Weak<Conn>,
     skipped: AtomicUsize,
     /// Inbound notifications dropped because the reader fell behind (HTTP, §5).
     dropped: AtomicUsize,
@@ -77,10 +77,24 @@ pub(crate) struct Conn {
     carried: Mutex<HashMap<u64, Vec<crate::responder::Token>>>,
 }
 
+/// Who answers a server's own requests on a connection (contract §4: the host side's live
+/// bridge, [`crate::host::server_requests`]); conn only files them.
+pub(crate) trait ServerRequests: Send + Sync {
+    /// One server request (an `id` and a string `method`), carried by request `carrier`'s
+    /// stream when the transport knows one (HTTP).
+    fn on_request(
+        &self,
+        conn: &Arc<Conn>,
+        id: Value,
+        method: &str,
+        params: Option<Value>,
+        carrier: Option<u64>,
+    );
+}
+
 impl Conn {
-    pub(crate) fn new(server: &str, live: Option<LiveBridge>) -> Arc<Conn> {
-        Arc::new(Conn {
-            server: server.to_string(),
+    pub(crate) fn new(answering: Arc<dyn ServerRequests>) -> Arc<Conn> {
+        Arc::new_cyclic(|me| Conn {
             pending: Mutex::new(Pending {
                 waiters: HashMap::new(),
                 progress_routes: HashMap::new(),
@@ -90,8 +104,8 @@ impl Conn {
             transport: OnceLock::new(),
             dead_flag: AtomicBool::new(false),
             pause: Arc::new(PauseClock::default()),
-            per_call_clock: AtomicBool::new(false),
-            live,
+            answering,
+            me: me.clone(),
             skipped: AtomicUsize::new(0),
             dropped: AtomicUsize::new(0),
             last_elicitation_error: Mutex::new(None),
@@ -121,16 +135,6 @@ impl Conn {
             routing: None,
             timeout: None,
         })
-    }
-
-    /// The host's resolver, when one is registered.
-    pub(crate) fn live(&self) -> Option<&LiveBridge> {
-        self.live.as_ref()
-    }
-
-    /// Chooses per-call pause clocks (streamable HTTP) or one per connection (stdio, §4).
-    pub(crate) fn set_per_call_clock(&self, on: bool) {
-        self.per_call_clock.store(on, Ordering::Relaxed);
     }
 
     /// Sends a notification. Callers may ignore the error: a dead connection is reported by
@@ -247,9 +251,12 @@ impl Conn {
             armed,
         } = *r;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        // Each call its own pause clock where only the asking call pauses (streamable HTTP),
+        // else the connection's, which every call on it shares (stdio, legacy SSE, §4).
         let clock = self
-            .per_call_clock
-            .load(Ordering::Relaxed)
+            .transport
+            .get()
+            .is_some_and(|t| t.clock_per_call())
             .then(|| Arc::new(PauseClock::default()));
         let waiter = Arc::new(Waiter {
             reply: Mutex::new(None),
@@ -503,15 +510,11 @@ impl Conn {
         w.thread.unpark();
     }
 
-    /// Files one inbound line: a response goes to its waiter as the raw line (the hot path: only
-    /// `id` and `method` are looked at here); a server request goes to the live bridge;
-    /// anything else is ignored. Lines that are not JSON objects are counted and skipped (§5).
-    pub(crate) fn on_line(self: &Arc<Self>, line: &[u8]) {
-        self.on_line_carried(line, None);
-    }
-
-    /// [`Conn::on_line`] for a message that arrived on the stream of request `carrier` (HTTP):
-    /// an elicitation there pauses that call's timer only.
+    /// Files one inbound line, which arrived on the stream of request `carrier` (HTTP: an
+    /// elicitation there pauses that call's timer only) or on none: a response goes to its
+    /// waiter as the raw line (the hot path: only `id` and `method` are looked at here); a
+    /// server request goes to who answers them ([`ServerRequests`]); anything else is ignored.
+    /// Lines that are not JSON objects are counted and skipped (§5).
     pub(crate) fn on_line_carried(self: &Arc<Self>, line: &[u8], carrier: Option<u64>) {
         match jsonrpc::line_kind(line) {
             LineKind::Response(id) => {
@@ -535,7 +538,8 @@ impl Conn {
                 // Classified by `method` first: servers number their own requests.
                 Some(e) => match (e.method, e.id) {
                     (Some(Value::String(method)), Some(id)) => {
-                        crate::live_bridge::on_request(self, id, &method, e.params, carrier);
+                        self.answering
+                            .on_request(self, id, &method, e.params, carrier);
                     }
                     (Some(Value::String(method)), None) if method == "notifications/progress" => {
                         self.on_progress(e.params);
@@ -551,5 +555,34 @@ impl Conn {
                 self.skipped.fetch_add(1, Ordering::Relaxed);
             }
         }
+    }
+}
+
+/// What the transports file here (issue 24: they know this trait, not the connection).
+impl Inbound for Conn {
+    fn message(&self, line: &[u8], carrier: Option<u64>) {
+        if let Some(me) = self.me.upgrade() {
+            me.on_line_carried(line, carrier);
+        }
+    }
+
+    fn fail_all(&self, why: RequestError) {
+        self.fail(why);
+    }
+
+    fn fail_one(&self, id: u64, why: RequestError) {
+        self.fail_request(id, why);
+    }
+
+    fn dropped(&self) {
+        self.count_dropped();
+    }
+
+    fn is_pending(&self, id: u64) -> bool {
+        Conn::is_pending(self, id)
+    }
+
+    fn is_paused(&self, id: u64) -> bool {
+        Conn::is_paused(self, id)
     }
 }

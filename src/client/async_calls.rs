@@ -3,117 +3,15 @@
 //! callbacks, so one call's progress and done are serialised and in order; cancel; and
 //! disconnect ending every call in flight with its `done` fired.
 
-use crate::conn::Conn;
+use crate::session::CallState;
 use crate::util::lock;
-use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// An idle pool thread leaves after this long without work.
 const IDLE_EXIT: Duration = Duration::from_secs(2);
-
-const RUNNING: u8 = 0;
-const DECIDED: u8 = 1;
-const CANCELLED: u8 = 2;
-
-thread_local! {
-    /// The client whose callback this thread is running (its id), or 0: `tn_disconnect` from
-    /// there would wait for itself.
-    static IN_CALLBACK: Cell<u64> = const { Cell::new(0) };
-}
-
-/// Whether this thread is inside a callback of client `client`.
-pub(crate) fn in_callback_of(client: u64) -> bool {
-    IN_CALLBACK.with(Cell::get) == client
-}
-
-/// Runs `f` marked as a callback of `client` (the mark is restored even if `f` unwinds).
-pub(crate) fn as_callback<T>(client: u64, f: impl FnOnce() -> T) -> T {
-    struct Restore(u64);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let _ = IN_CALLBACK.try_with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(IN_CALLBACK.with(|c| c.replace(client)));
-    f()
-}
-
-/// One call the host may cancel: who ends it first, the answer or the cancel (§7).
-#[derive(Default)]
-pub(crate) struct CallState {
-    phase: AtomicU8,
-    /// The JSON-RPC id of the request in flight (0: none yet).
-    request: AtomicU64,
-    conn: Mutex<Option<Arc<Conn>>>,
-    /// The open questions of the current MRTR / -32042 round: a cancel closes them (§7).
-    questions: Mutex<Vec<crate::responder::Token>>,
-}
-
-impl CallState {
-    /// The request `id` went out on `conn`: a cancel that came before it ends it now.
-    pub(crate) fn started(&self, conn: &Arc<Conn>, id: u64) {
-        *lock(&self.conn) = Some(conn.clone());
-        self.request.store(id, Ordering::SeqCst);
-        if self.phase.load(Ordering::SeqCst) == CANCELLED {
-            conn.cancel_request(id);
-        }
-    }
-
-    /// Whether a cancel ended the call.
-    pub(crate) fn is_cancelled(&self) -> bool {
-        self.phase.load(Ordering::SeqCst) == CANCELLED
-    }
-
-    /// A question of the current round is open (a cancel closes it).
-    pub(crate) fn add_question(&self, token: crate::responder::Token) {
-        lock(&self.questions).push(token);
-        if self.is_cancelled() {
-            crate::responder::cancel(token, "the call was cancelled");
-        }
-    }
-
-    /// The round's questions are answered.
-    pub(crate) fn clear_questions(&self) {
-        lock(&self.questions).clear();
-    }
-
-    /// The request in flight, or the last one.
-    pub(crate) fn request_id(&self) -> u64 {
-        self.request.load(Ordering::SeqCst)
-    }
-
-    /// The call has its outcome: true when that outcome stands, false when a cancel came first.
-    pub(crate) fn decide(&self) -> bool {
-        self.phase
-            .compare_exchange(RUNNING, DECIDED, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-            || self.phase.load(Ordering::SeqCst) == DECIDED
-    }
-
-    /// Cancels the call; true when this is what ends it (§7: `tn_call_cancel` is `TN_OK` only
-    /// then).
-    fn cancel(&self) -> bool {
-        if self
-            .phase
-            .compare_exchange(RUNNING, CANCELLED, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
-        {
-            return false;
-        }
-        let id = self.request.load(Ordering::SeqCst);
-        let conn = lock(&self.conn).clone();
-        if let (true, Some(conn)) = (id != 0, conn) {
-            conn.cancel_request(id);
-        }
-        for t in std::mem::take(&mut *lock(&self.questions)) {
-            crate::responder::cancel(t, "the call was cancelled");
-        }
-        true
-    }
-}
 
 type Job = Box<dyn FnOnce() + Send>;
 
