@@ -10,7 +10,7 @@ mod probe;
 mod rounds;
 mod suspend;
 
-pub(crate) use rounds::Start;
+pub(crate) use suspend::Start;
 pub(crate) use suspend::{decode as decode_resume, Continue, Resume};
 
 use crate::config::{Endpoint, ServerSpec};

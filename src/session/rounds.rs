@@ -5,7 +5,7 @@
 //! and retried once; durable suspension (`TN_SUSPEND`) into a resume token; cancel, timeouts,
 //! and the result shaped with every failure an isError naming server, phase and cause.
 
-use super::suspend::{self, Pending, SavedRequest};
+use super::suspend::{self, Pending, SavedRequest, Start};
 use super::{modern, CallCtl, Session, NEXT_PROGRESS_TOKEN};
 use crate::bridge::{self, ElicitResult};
 use crate::conn::{Limits, Req, RequestError};
@@ -18,21 +18,6 @@ use std::time::{Duration, Instant};
 
 /// The most MRTR retries of one call, across resumes (§6): the 11th `input_required` ends it.
 pub(crate) const MAX_ROUNDS: u32 = 10;
-
-/// Where a call (re)starts: a fresh call, or a resumed one (§6).
-#[derive(Default)]
-pub(crate) struct Start {
-    /// MRTR rounds already answered.
-    pub(crate) rounds: u32,
-    /// `inputResponses` (a JSON object's text) and `requestState` for the next request.
-    pub(crate) input_responses: Option<String>,
-    pub(crate) request_state: Option<String>,
-    /// A -32042 was already answered: this is the retry.
-    pub(crate) url_retry: bool,
-    /// A resumed call: it advertises elicitation as its first attempt did, and on a client
-    /// without a resolver a new question becomes a new pending (c-api.md "Suspended calls").
-    pub(crate) resumed: bool,
-}
 
 /// How one round of questions ended.
 enum Round {

@@ -5,7 +5,6 @@
 //! server's name, the tool, the arguments, the era, the round count, the `requestState` and the
 //! questions as the server sent them.
 
-use super::rounds::Start;
 use crate::bridge;
 use crate::error::{Error, Result};
 use crate::responder::Finish;
@@ -13,6 +12,21 @@ use crate::transport::Era;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+/// Where a call (re)starts: a fresh call, or a resumed one (§6).
+#[derive(Default)]
+pub(crate) struct Start {
+    /// MRTR rounds already answered.
+    pub(crate) rounds: u32,
+    /// `inputResponses` (a JSON object's text) and `requestState` for the next request.
+    pub(crate) input_responses: Option<String>,
+    pub(crate) request_state: Option<String>,
+    /// A -32042 was already answered: this is the retry.
+    pub(crate) url_retry: bool,
+    /// A resumed call: it advertises elicitation as its first attempt did, and on a client
+    /// without a resolver a new question becomes a new pending (c-api.md "Suspended calls").
+    pub(crate) resumed: bool,
+}
 
 /// One suspended question: its §10 Request, and what answering it needs.
 pub(crate) struct SavedRequest {

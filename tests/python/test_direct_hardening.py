@@ -489,21 +489,39 @@ def test_a_stream_without_retry_is_not_blamed_on_retry(raw, connect):
     assert res["isError"] and "timed out" in res["output"] and "retry" not in res["output"], res
 
 
-# Reads the request fast enough that writing it ends well inside the timeout, then never answers.
-def reads_then_stalls(conn, req):
-    try:
-        while not conn.stopped.is_set() and conn.sock.recv(1 << 20):
-            conn.stopped.wait(0.15)
-    except OSError:
-        pass
-    return False
+def reads_then_stalls(times):
+    """Reads the request fast enough that writing it ends well inside the timeout (noting when
+    the whole body was in), then never answers."""
+    def hook(conn, req):
+        t0 = time.time()
+        left = req.length - len(req.first) - len(conn.buf)
+        conn.buf = b""
+        try:
+            while left > 0 and not conn.stopped.is_set():
+                n = len(conn.sock.recv(1 << 20))
+                if not n:
+                    return False
+                left -= n
+                conn.stopped.wait(0.25)
+            times["body_in"] = time.time() - t0
+            conn.hold(30)
+        except OSError:
+            pass
+        return False
+    return hook
 
 
 def test_writing_and_waiting_share_one_timeout(raw):
-    server = raw(on_call=reads_then_stalls)
-    out = write_in_child(config(server, timeout=3000), "timeout")
+    times = {}
+    server = raw(on_call=reads_then_stalls(times))
+    out = write_in_child(config(server, timeout=8000), "timeout")
     assert out["result"]["isError"] and "timed out" in out["result"]["output"], out
-    assert out["took"] < 4.2, "the call took %.1f s with timeout 3000" % out["took"]
+    # One timeout for writing and waiting: the call ends about 8 s after it began, not 8 s
+    # after the server had read the request (which took `body_in`).
+    body_in = times.get("body_in", 0)
+    assert body_in > 1.5, "the write was not slow enough to tell (%.1f s)" % body_in
+    assert out["took"] < 8.0 + 0.3 * body_in + 1.0, \
+        "the call took %.1f s with timeout 8000 (the body was in after %.1f s)" % (out["took"], body_in)
 
 
 class LegacySse:

@@ -1,45 +1,80 @@
-//! The HTTP+SSE transport of MCP 2024-11-05, the fallback when a server refuses streamable
-//! HTTP's `initialize` POST (contract §5): GET the event stream, wait for its `endpoint` event,
-//! then POST every message there; every reply comes back on the GET stream. The endpoint must
-//! be on the configured origin (§9: headers never follow it elsewhere).
+//! The HTTP+SSE transport of MCP 2024-11-05, a transport of its own (contract §5; issue 24):
+//! the fallback when a server refuses streamable HTTP's `initialize` POST. GET the event
+//! stream, wait for its `endpoint` event, then POST every message there; every reply comes back
+//! on the GET stream, filed through the connection's inbox. The endpoint must be on the
+//! configured origin (§9: headers never follow it elsewhere). The streamable-HTTP connection
+//! that fell back hands it every message from then on.
 
-use super::inbox::Inbox;
-use super::streamable::{HttpTransport, Mode};
-use super::{is_sse, redact};
+use super::inbox::{Filing, Inbox};
 use crate::net::runtime;
 use crate::request::RequestError;
 use crate::transport::sse;
-use crate::util::lock;
+use crate::util::{lock, redact};
 use futures_util::StreamExt;
-use reqwest::header::ACCEPT;
+use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE};
 use reqwest::Url;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::task::AbortHandle;
 
-impl HttpTransport {
-    /// Legacy HTTP+SSE (2024-11-05): GET the stream, wait for its `endpoint` event, then POST
-    /// every message there; every reply comes back on the GET stream. `first` says what the
+/// What the HTTP+SSE transport takes from the connection that falls back to it.
+pub(super) struct Parts {
+    pub(super) url: Url,
+    pub(super) http: reqwest::Client,
+    /// The configured headers (§9: only ever to the configured origin).
+    pub(super) headers: HeaderMap,
+    pub(super) timeout: Duration,
+    pub(super) max_bytes: usize,
+    pub(super) filing: Arc<Filing>,
+    pub(super) closed: Arc<AtomicBool>,
+    /// Quotes server text with every configured header value and token masked (§9).
+    pub(super) quote: Box<dyn Fn(&str) -> String + Send + Sync>,
+}
+
+/// An open HTTP+SSE connection: where to POST, and the GET stream's task.
+pub(super) struct LegacySse {
+    parts: Parts,
+    endpoint: Url,
+    stream: Mutex<Option<AbortHandle>>,
+}
+
+impl LegacySse {
+    /// GETs the stream and waits for its `endpoint` event. `first` says what the
     /// streamable-HTTP attempt got, for the failure text.
-    pub(super) async fn open_legacy(&self, first: &str) -> Result<(), String> {
-        let req = self
+    pub(super) async fn open(parts: Parts, first: &str) -> Result<Arc<LegacySse>, String> {
+        let req = parts
             .http
-            .get(self.url.clone())
-            .headers(self.headers.clone())
+            .get(parts.url.clone())
+            .headers(parts.headers.clone())
             .header(ACCEPT, "text/event-stream");
-        let resp = self
-            .send_bounded(req)
-            .await
-            .map_err(|e| format!("{first}, and the legacy HTTP+SSE fallback failed: {e}"))?;
-        if !resp.status().is_success() || !is_sse(&resp) {
+        let resp = match tokio::time::timeout(parts.timeout, req.send()).await {
+            Err(_) => Err(format!(
+                "no HTTP response from {} within {} ms",
+                redact(&parts.url),
+                parts.timeout.as_millis()
+            )),
+            Ok(Err(e)) => Err(format!(
+                "{} ({})",
+                crate::net::explain_reqwest(e),
+                redact(&parts.url)
+            )),
+            Ok(Ok(r)) => Ok(r),
+        }
+        .map_err(|e| format!("{first}, and the legacy HTTP+SSE fallback failed: {e}"))?;
+        if !resp.status().is_success() || !super::is_sse(&resp) {
             return Err(format!(
                 "{first}, and the legacy HTTP+SSE GET got HTTP {}",
                 resp.status()
             ));
         }
         let (tx, rx) = tokio::sync::oneshot::channel::<String>();
-        let me = self.me.upgrade().ok_or("the connection is closed")?;
+        let filing = parts.filing.clone();
+        let closed = parts.closed.clone();
+        let max = parts.max_bytes;
         let task = runtime().spawn(async move {
             let mut tx = Some(tx);
-            let events = sse::events(resp.bytes_stream(), me.max_bytes);
+            let events = sse::events(resp.bytes_stream(), max);
             let mut events = std::pin::pin!(events);
             let mut why = "the legacy HTTP+SSE event stream ended".to_string();
             while let Some(item) = events.next().await {
@@ -58,48 +93,89 @@ impl HttpTransport {
                     continue;
                 }
                 for msg in sse::messages(&data) {
-                    me.file(Inbox::Message(msg, None)).await;
+                    filing.file(Inbox::Message(msg, None)).await;
                 }
             }
-            if !me.closed.load(Ordering::Acquire) {
-                me.file(Inbox::FailAll(RequestError::Lost(why))).await;
+            if !closed.load(Ordering::Acquire) {
+                filing.file(Inbox::FailAll(RequestError::Lost(why))).await;
             }
         });
-        lock(&self.background).push(task.abort_handle());
-        let endpoint = match tokio::time::timeout(self.timeout, rx).await {
+        let endpoint = match tokio::time::timeout(parts.timeout, rx).await {
             Ok(Ok(e)) => e,
             _ => {
+                task.abort();
                 return Err(format!(
                     "{first}; the legacy HTTP+SSE stream sent no `endpoint` event within {} ms",
-                    self.timeout.as_millis()
-                ))
+                    parts.timeout.as_millis()
+                ));
             }
         };
-        let endpoint = self
-            .url
-            .join(endpoint.trim())
-            .map_err(|e| format!("the legacy `endpoint` event is not a URL: {e}"))?;
-        if endpoint.origin() != self.url.origin() {
+        let endpoint = match parts.url.join(endpoint.trim()) {
+            Ok(e) => e,
+            Err(e) => {
+                task.abort();
+                return Err(format!("the legacy `endpoint` event is not a URL: {e}"));
+            }
+        };
+        if endpoint.origin() != parts.url.origin() {
             // The configured headers (secrets) would go to another host.
+            task.abort();
             return Err(format!(
                 "the legacy `endpoint` event names another origin ({}); refused",
                 redact(&endpoint)
             ));
         }
-        lock(&self.state).mode = Mode::Legacy(endpoint);
-        Ok(())
+        Ok(Arc::new(LegacySse {
+            parts,
+            endpoint,
+            stream: Mutex::new(Some(task.abort_handle())),
+        }))
     }
 
-    pub(super) async fn post_legacy(&self, endpoint: Url, body: &str) -> Result<(), String> {
-        let resp = self.send_bounded(self.post(endpoint, body, false)).await?;
+    /// POSTs one message to the endpoint; its reply comes on the stream.
+    pub(super) async fn post(&self, body: &str) -> Result<(), String> {
+        let req = self
+            .parts
+            .http
+            .post(self.endpoint.clone())
+            .headers(self.parts.headers.clone())
+            .header(ACCEPT, super::protocol::ACCEPT_BOTH)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body.to_string());
+        let resp = match tokio::time::timeout(self.parts.timeout, req.send()).await {
+            Err(_) => {
+                return Err(format!(
+                    "no HTTP response from {} within {} ms",
+                    redact(&self.endpoint),
+                    self.parts.timeout.as_millis()
+                ))
+            }
+            Ok(Err(e)) => {
+                return Err(format!(
+                    "{} ({})",
+                    crate::net::explain_reqwest(e),
+                    redact(&self.endpoint)
+                ))
+            }
+            Ok(Ok(r)) => r,
+        };
         if resp.status().is_success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "HTTP {}{}",
-                resp.status(),
-                self.snippet(resp).await
-            ))
+            return Ok(());
+        }
+        let status = resp.status();
+        let body = match tokio::time::timeout(Duration::from_secs(2), resp.bytes()).await {
+            Ok(Ok(b)) if !b.is_empty() => {
+                format!(": {}", (self.parts.quote)(&String::from_utf8_lossy(&b)))
+            }
+            _ => String::new(),
+        };
+        Err(format!("HTTP {status}{body}"))
+    }
+
+    /// Ends the stream (the connection is closing).
+    pub(super) fn shutdown(&self) {
+        if let Some(t) = lock(&self.stream).take() {
+            t.abort();
         }
     }
 }

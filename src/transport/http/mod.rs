@@ -1,34 +1,38 @@
-//! HTTP for remote servers (contract §5, §9): [`streamable`] is streamable HTTP (with the
-//! standalone stream in [`server_stream`]); [`legacy_sse`] the HTTP+SSE fallback. The clients,
-//! the runtime and TLS are in [`crate::net`].
+//! HTTP for remote servers (contract §5, §6, §9; issue 24). One connection, [`HttpTransport`]
+//! ([`state`]), speaks streamable HTTP through two clients that share one protocol
+//! ([`protocol`]: the headers, the status rules, the reading of a reply, written once): the
+//! direct HTTP/1.1 client on the caller's own thread ([`direct`]) and the async one on the
+//! runtime ([`async_client`], [`async_reply`]), which also keeps the standalone GET stream
+//! ([`get_stream`]). A server that refuses streamable HTTP gets the HTTP+SSE transport
+//! ([`legacy_sse`]). Inbound messages of the async client go through the connection's reader
+//! thread ([`inbox`]). The clients, the runtime and TLS are in [`crate::net`].
+//!
+//! The files layer one way: this one (the Transport) → direct → async_client → async_reply →
+//! state → (legacy_sse, inbox, protocol, direct/pool → direct/wire).
 
+mod async_client;
+mod async_reply;
 mod direct;
-mod direct_reply;
+mod get_stream;
 mod inbox;
 mod legacy_sse;
-mod modern;
-mod pool;
-mod reply;
-mod server_stream;
-mod streamable;
-pub(crate) mod wire;
+mod protocol;
+mod state;
 
-pub(crate) use crate::util::{cut, redact};
-pub(crate) use modern::MODERN_VERSION;
-pub(crate) use streamable::{connect, parse_url, Remote};
+#[cfg(feature = "fuzzing")]
+pub(crate) use direct::wire;
+pub(crate) use protocol::MODERN_VERSION;
+pub(crate) use state::{connect, parse_url, Bounds, HttpTransport, Remote};
 
-/// A remote server's bounds: the phase timeout, the cap on one inbound message
-/// (`maxMessageBytes`), and how long an idle kept-alive connection is kept.
-pub(crate) struct Bounds {
-    pub(crate) timeout: std::time::Duration,
-    pub(crate) max_bytes: usize,
-    pub(crate) pool_idle: std::time::Duration,
-}
-
+use crate::net::runtime;
+use crate::transport::{OutKind, Outgoing, Transport};
+use crate::util::lock;
+use protocol::Post;
 use reqwest::header::CONTENT_TYPE;
+use state::Mode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
-/// The HTTP session header (streamable HTTP).
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub(crate) fn is_sse(resp: &reqwest::Response) -> bool {
     resp.headers()
         .get(CONTENT_TYPE)
@@ -42,7 +46,167 @@ pub(crate) fn is_sse(resp: &reqwest::Response) -> bool {
 
 pub(crate) fn session_of(resp: &reqwest::Response) -> Option<String> {
     resp.headers()
-        .get(SESSION_HEADER)
+        .get(protocol::SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
+}
+
+impl HttpTransport {
+    /// Sends one message: on the direct client when it applies (requests; answers given on the
+    /// reader thread; ordered messages), else on the async client, each message on a task of
+    /// its own, an ordered message before returning.
+    fn dispatch(&self, msg: &Outgoing<'_>) -> Result<(), String> {
+        if self.is_closed() {
+            return Err("the connection is closed".into());
+        }
+        let timeout = msg.timeout.unwrap_or(self.timeout);
+        let mut out = Post {
+            body: msg.text.to_string(),
+            id: None,
+            opens_session: false,
+            method: None,
+            routing: msg.routing.cloned().map(Box::new),
+            timeout,
+        };
+        let ordered = match msg.kind {
+            OutKind::Request { id, method } => {
+                out.id = Some(id);
+                out.opens_session = method == "initialize";
+                out.method = Some(method.to_string());
+                false
+            }
+            OutKind::Notification { method, ordered } => {
+                out.method = Some(method.to_string());
+                ordered
+            }
+            OutKind::Response { ordered } => ordered,
+        };
+        let direct = out.id.is_some() || ordered || inbox::on_reader_thread();
+        if direct {
+            out = match self.send_direct(out, ordered) {
+                Ok(()) => return Ok(()),
+                Err(out) => out,
+            };
+        }
+        if ordered && tokio::runtime::Handle::try_current().is_err() {
+            let me = self.me.upgrade().ok_or("the connection is closed")?;
+            runtime().block_on(me.deliver(out));
+            return Ok(());
+        }
+        // Other notifications (a cancellation after a timeout) go out in the background: the
+        // caller has waited long enough.
+        self.spawn_deliver(out);
+        Ok(())
+    }
+}
+
+impl Transport for HttpTransport {
+    fn send(&self, msg: &Outgoing<'_>) -> Result<(), String> {
+        self.dispatch(msg)
+    }
+
+    fn abandon(&self, id: u64) {
+        if let Some(t) = lock(&self.tasks).remove(&id) {
+            t.abort();
+        }
+        if let Some(d) = &self.direct {
+            d.end(id);
+        }
+    }
+
+    fn drive(&self, id: u64, left: Duration) -> bool {
+        self.drive_direct(id, left)
+    }
+
+    fn interrupt(&self, id: u64) {
+        if let Some(d) = &self.direct {
+            d.end(id);
+        }
+    }
+
+    fn set_era(&self, era: crate::transport::Era) {
+        let mut st = lock(&self.state);
+        match era {
+            crate::transport::Era::Modern => st.mode = Mode::Modern,
+            crate::transport::Era::Legacy => {
+                if matches!(st.mode, Mode::Modern) {
+                    st.mode = Mode::Unknown;
+                }
+            }
+        }
+    }
+
+    fn cancels_by_closing(&self) -> bool {
+        matches!(lock(&self.state).mode, Mode::Modern)
+    }
+
+    fn clock_per_call(&self) -> bool {
+        !matches!(lock(&self.state).mode, Mode::Legacy)
+    }
+
+    fn carries_server_requests(&self) -> bool {
+        let st = lock(&self.state);
+        match st.mode {
+            Mode::Legacy => true,
+            Mode::Streamable => st.session.is_some(),
+            Mode::Modern | Mode::Unknown => false,
+        }
+    }
+
+    fn session_generation(&self) -> u64 {
+        lock(&self.state).generation
+    }
+
+    fn shutdown(&self, _grace: Duration) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        for (_, t) in lock(&self.tasks).drain() {
+            t.abort();
+        }
+        if let Some(l) = self.legacy.get() {
+            l.shutdown();
+        }
+        if let Some(t) = lock(&self.get_stream).take() {
+            t.abort();
+        }
+        if let Some(d) = &self.direct {
+            d.close();
+        }
+        let in_session = {
+            let st = lock(&self.state);
+            matches!(st.mode, Mode::Streamable) && st.session.is_some()
+        };
+        if in_session {
+            // With the session id and the protocol version, like every request after initialize.
+            let req = self
+                .http
+                .delete(self.url.clone())
+                .headers(self.session_headers());
+            let bound = self.timeout.min(Duration::from_secs(2));
+            let _ =
+                runtime().block_on(async move { tokio::time::timeout(bound, req.send()).await });
+        }
+        self.filing.close();
+        let reader = lock(&self.reader).take();
+        if let Some((h, ended)) = reader {
+            // Bounded: a resolver may still hold the reader thread.
+            let _ = ended.recv_timeout(Duration::from_secs(1));
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+    }
+
+    fn negotiated(&self, version: &str) {
+        lock(&self.state).version = Some(version.to_string());
+    }
+
+    fn open_server_stream(&self) -> Option<String> {
+        if !matches!(lock(&self.state).mode, Mode::Streamable) {
+            return None; // legacy HTTP+SSE: its one stream is already open
+        }
+        let me = self.me.upgrade()?;
+        runtime().block_on(me.open_server_stream())
+    }
 }

@@ -1,8 +1,9 @@
-//! The direct path (contract §5, issue 18): for `http`/`https` servers reached without a proxy,
-//! a request's POST is written on the calling thread and its reply read on that same thread
-//! while the caller waits for it ([`crate::conn::Conn`]'s wait drives it), on a kept-alive
-//! connection from a small pool: no runtime task and no thread hop, so a call costs about what
-//! a hand-written client's does. Responses and notifications on the reply are filed inline; a
+//! The direct HTTP/1.1 client (contract §5, issues 18 and 22): for `http`/`https` servers
+//! reached without a proxy, a request's POST is written on the calling thread and its reply read
+//! on that same thread while the caller waits for it (the connection's wait drives it), on a
+//! kept-alive connection from a small pool ([`pool`]): no runtime task and no thread hop, so a
+//! call costs about what a hand-written client's does. It speaks the protocol the async client
+//! speaks ([`super::protocol`]: the same headers, status rules and body reading). Responses and notifications on the reply are filed inline; a
 //! server request there (an elicitation) goes to the connection's reader thread, where the
 //! resolver runs inline as on every transport (§4), and whose answer goes out directly too.
 //! What this path does not handle goes to the async path: a redirect, a connection that cannot
@@ -10,15 +11,18 @@
 //! sent twice: an idle connection is checked before it is written to, and a request ended
 //! elsewhere (cancelled, timed out, disconnected) is not written at all.
 
-use super::pool::{Direct, OpenError, Sock, WriteFailed};
-use super::streamable::{HttpTransport, Mode, Post};
-use super::wire::{Body, Head, HeadReader};
-use super::MODERN_VERSION;
+pub(crate) mod pool;
+mod read;
+pub(crate) mod wire;
+
+use super::protocol::{self, Post};
+use super::state::{HttpTransport, Mode};
 use crate::request::RequestError;
-use crate::transport::sse::EventParser;
 use crate::util::lock;
+use pool::{DirectPool, OpenError, Sock, WriteFailed};
 use std::io::Write;
 use std::time::{Duration, Instant};
+use wire::{Head, HeadReader};
 
 /// How long the async path takes a server's requests after a connection to it could not be
 /// opened.
@@ -31,12 +35,12 @@ pub(super) struct Exchange {
     /// Takes the head (and the interim heads before it) from `buf`.
     pub(super) heads: HeadReader,
     pub(super) head: Option<Head>,
-    pub(super) body: Option<Body>,
+    /// The body's framing (length, chunked, until close).
+    pub(super) framing: Option<wire::Body>,
+    /// The body read into messages, as the async client reads it ([`protocol::Body`]).
+    pub(super) reply: Option<protocol::Body>,
+    /// Decoded body bytes, between the framing and the reading.
     pub(super) decoded: Vec<u8>,
-    pub(super) sse: Option<EventParser>,
-    pub(super) answered: bool,
-    pub(super) last_id: Option<String>,
-    pub(super) retry: Option<u64>,
     /// What the async path needs to take over.
     pub(super) post: Post,
     pub(super) modern: bool,
@@ -50,20 +54,11 @@ pub(super) struct Exchange {
     pub(super) denied: Option<Option<String>>,
 }
 
-thread_local! {
-    /// Set on a connection's reader thread: the answers its inline resolvers give go out
-    /// directly, before it reads on (as a stdio reader writes its answers).
-    static ANSWERS_DIRECT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Marks this thread as a connection's reader (see `ANSWERS_DIRECT`).
-pub(super) fn mark_reader_thread() {
-    ANSWERS_DIRECT.with(|a| a.set(true));
-}
-
-/// Whether this thread's answers go out directly.
-pub(super) fn answers_direct() -> bool {
-    ANSWERS_DIRECT.with(std::cell::Cell::get)
+impl Exchange {
+    /// The response to the request has arrived.
+    pub(super) fn answered(&self) -> bool {
+        self.reply.as_ref().is_some_and(|r| r.answered)
+    }
 }
 
 /// How a step of reading ended.
@@ -111,58 +106,32 @@ impl HttpTransport {
         match st.mode {
             Mode::Modern => Some((true, st.generation, false)),
             Mode::Streamable => Some((false, st.generation, st.session.is_some())),
-            Mode::Unknown | Mode::Legacy(_) => None,
+            Mode::Unknown | Mode::Legacy => None,
         }
     }
 
-    /// The request's bytes: the POST with the configured headers, the bearer token (§8), and
-    /// the session's or the era's headers (§5, §6).
-    fn request_bytes(&self, out: &Post, modern: bool, d: &Direct) -> Result<Vec<u8>, RequestError> {
+    /// The request's bytes: the POST with the headers the protocol gives it in this era
+    /// ([`protocol::headers`], as the async client sends them).
+    fn request_bytes(
+        &self,
+        out: &Post,
+        modern: bool,
+        d: &DirectPool,
+    ) -> Result<Vec<u8>, RequestError> {
+        let headers = self.post_headers(out, modern)?;
         let mut h = Vec::with_capacity(512 + out.body.len());
         let _ = write!(
             h,
-            "POST {} HTTP/1.1\r\nhost: {}\r\naccept: application/json, text/event-stream\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+            "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-length: {}\r\n",
             d.target,
             d.authority,
             out.body.len()
         );
-        let mut header = |name: &[u8], value: &[u8]| {
-            h.extend_from_slice(name);
+        for (k, v) in headers.iter() {
+            h.extend_from_slice(k.as_str().as_bytes());
             h.extend_from_slice(b": ");
-            h.extend_from_slice(value);
+            h.extend_from_slice(v.as_bytes());
             h.extend_from_slice(b"\r\n");
-        };
-        // The configured headers, plus the bearer token when there is one (§8).
-        for (k, v) in self.headers.iter() {
-            header(k.as_str().as_bytes(), v.as_bytes());
-        }
-        if let (_, Some(bearer)) = self.auth.bearer() {
-            header(b"authorization", bearer.as_bytes());
-        }
-        if modern {
-            header(b"mcp-protocol-version", MODERN_VERSION.as_bytes());
-            if let Some(m) = &out.method {
-                header(b"mcp-method", m.as_bytes());
-            }
-            if let Some(r) = &out.routing {
-                if let Some(name) = &r.name {
-                    header(b"mcp-name", super::modern::header_value(name)?.as_bytes());
-                }
-                for (k, v) in &r.params {
-                    reqwest::header::HeaderName::from_bytes(format!("mcp-param-{k}").as_bytes())
-                        .map_err(|_| RequestError::Lost(format!("`{k}` is not a header name")))?;
-                    let name = format!("mcp-param-{}", k.to_ascii_lowercase());
-                    header(name.as_bytes(), super::modern::header_value(v)?.as_bytes());
-                }
-            }
-        } else {
-            let st = lock(&self.state);
-            if let Some(s) = &st.session {
-                header(super::SESSION_HEADER.as_bytes(), s.as_bytes());
-            }
-            if let Some(v) = &st.version {
-                header(b"mcp-protocol-version", v.as_bytes());
-            }
         }
         h.extend_from_slice(b"\r\n");
         h.extend_from_slice(out.body.as_bytes());
@@ -246,12 +215,9 @@ impl HttpTransport {
             buf: Vec::new(),
             heads: Default::default(),
             head: None,
-            body: None,
+            framing: None,
+            reply: None,
             decoded: Vec::new(),
-            sse: None,
-            answered: false,
-            last_id: None,
-            retry: None,
             post: out,
             modern,
             generation,
@@ -260,7 +226,10 @@ impl HttpTransport {
             denied: None,
         };
         match id {
-            Some(id) => d.release(id, ex),
+            Some(id) => {
+                let tcp = ex.sock.tcp.clone();
+                d.release(id, &tcp, Box::new(ex));
+            }
             None => self.finish_unanswered(d, ex, ordered),
         }
         Ok(())
@@ -269,7 +238,7 @@ impl HttpTransport {
     /// Reads the status of our answer or notification (bounded by the timeout); a redirect or
     /// an authorization retry sends it again on the async path, an ordered one before this
     /// returns.
-    fn finish_unanswered(&self, d: &Direct, mut ex: Exchange, ordered: bool) {
+    fn finish_unanswered(&self, d: &DirectPool, mut ex: Exchange, ordered: bool) {
         let deadline = Instant::now() + ex.post.timeout;
         let step = loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -298,7 +267,7 @@ impl HttpTransport {
     /// once it ended elsewhere; a write that may have reached the server is never repeated.
     fn open_and_write(
         &self,
-        d: &Direct,
+        d: &DirectPool,
         bytes: &[u8],
         id: Option<u64>,
         deadline: Instant,
@@ -343,7 +312,7 @@ impl HttpTransport {
         let Some(d) = self.direct.as_ref() else {
             return false;
         };
-        let Some(taken) = d.take_parked(id) else {
+        let Some(taken) = d.take_parked::<Exchange>(id) else {
             return false;
         };
         let Some(mut ex) = taken else {
@@ -363,7 +332,11 @@ impl HttpTransport {
             }
             Step::Resume => {
                 if !d.forget(id) {
-                    self.spawn_resume(id, ex.last_id, ex.retry, ex.post.timeout);
+                    let (last_id, retry) = ex
+                        .reply
+                        .take()
+                        .map_or((None, None), |r| (r.last_id, r.retry));
+                    self.spawn_resume(id, last_id, retry, ex.post.timeout);
                 }
             }
             Step::Fail(e) => {
@@ -374,10 +347,13 @@ impl HttpTransport {
                 }
             }
             // Answered, and the stream goes on past the tail: the connection is not kept.
-            Step::Filed | Step::More if ex.answered => {
+            Step::Filed | Step::More if ex.answered() => {
                 d.forget(id);
             }
-            Step::Filed | Step::More => d.release(id, ex),
+            Step::Filed | Step::More => {
+                let tcp = ex.sock.tcp.clone();
+                d.release(id, &tcp, ex);
+            }
         }
         true
     }

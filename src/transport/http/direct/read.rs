@@ -1,19 +1,19 @@
-//! Reading a reply on the direct path (contract §5, §6): the head, then a JSON body or an event
-//! stream whose messages are filed as they come (server requests to the reader thread, the
-//! rest inline), and the status judged as the async path judges it: a 404 on a session means
-//! it expired, a 401/403 runs authorization (§8), a modern server's error status may carry the
-//! answer (§6), anything else fails the request with the server's words, masked (§9).
+//! Reading a reply on the direct client (contract §5, §6): the head (its status judged by
+//! [`protocol::judge`], as the async client judges it: a 404 on a session means it expired, a
+//! 401/403 runs authorization (§8), a modern server's error status may carry the answer), then
+//! the body read into messages by [`protocol::Body`] and filed as they come (server requests to
+//! the reader thread, the rest inline); anything else fails the request with the server's
+//! words, masked (§9).
 
-use super::direct::{Exchange, Step};
-use super::inbox::Inbox;
-use super::redact;
-use super::reply::answers;
-use super::streamable::HttpTransport;
-use super::wire::{Body, Framing, Head};
+use super::wire::{Framing, Head};
+use super::{Exchange, Step};
 use crate::jsonrpc::LineKind;
 use crate::net::runtime;
 use crate::request::RequestError;
-use crate::transport::sse::{self, EventParser};
+use crate::transport::http::inbox::Inbox;
+use crate::transport::http::protocol::{self, Sent, StreamEnd, Verdict};
+use crate::transport::http::state::HttpTransport;
+use crate::util::redact;
 use std::io::ErrorKind;
 use std::time::{Duration, Instant};
 
@@ -32,7 +32,7 @@ impl HttpTransport {
             let left = until.saturating_duration_since(Instant::now());
             let step = self.read_step(ex, Some(id), left);
             match step {
-                Step::Filed | Step::More if ex.answered => {
+                Step::Filed | Step::More if ex.answered() => {
                     let t = *tail.get_or_insert_with(|| Instant::now() + TAIL);
                     if Instant::now() >= t {
                         return step;
@@ -72,7 +72,7 @@ impl HttpTransport {
 
     /// The connection closed.
     fn at_eof(&self, ex: &mut Exchange, id: Option<u64>) -> Step {
-        match ex.body.as_mut().map(Body::eof) {
+        match ex.framing.as_mut().map(super::wire::Body::eof) {
             Some(Ok(())) => self.body_done(ex, id, false),
             Some(Err(e)) => self.stream_failed(ex, &e),
             None => Step::Fail(RequestError::Lost(format!(
@@ -83,12 +83,16 @@ impl HttpTransport {
         }
     }
 
+    fn is_sse(ex: &Exchange) -> bool {
+        ex.reply.as_ref().is_some_and(protocol::Body::is_sse)
+    }
+
     /// The reply broke off (`why`).
     fn stream_failed(&self, ex: &mut Exchange, why: &str) -> Step {
-        if ex.answered {
+        if ex.answered() {
             return Step::Done { reuse: false };
         }
-        if ex.sse.is_some() {
+        if Self::is_sse(ex) {
             return self.stream_ended(ex, Some(why));
         }
         Step::Fail(RequestError::Lost(format!(
@@ -101,32 +105,25 @@ impl HttpTransport {
     /// framing): the request fails saying so, without a resume (it would bring the same again),
     /// and the connection is not reused.
     fn refused(&self, ex: &Exchange, why: &str) -> Step {
-        if ex.answered {
+        if ex.answered() {
             return Step::Done { reuse: false };
         }
         let why = self.quote(why);
-        Step::Fail(RequestError::Lost(if ex.sse.is_some() {
+        Step::Fail(RequestError::Lost(if Self::is_sse(ex) {
             format!("the event stream failed before the response: {why}")
         } else {
             format!("reading the body failed: {why} ({})", redact(&self.url))
         }))
     }
 
-    /// An event stream ended without the response: resumed on the async path when it can be
+    /// An event stream ended without the response: resumed on the async client when it can be
     /// (§5), else the call fails (MCP 2026-07-28 has no resumption, §6).
     fn stream_ended(&self, ex: &Exchange, error: Option<&str>) -> Step {
-        if ex.modern {
-            return Step::Fail(RequestError::Lost(
-                "the response stream ended before the response (MCP 2026-07-28 has no resumption; the call is not sent again)".into(),
-            ));
+        let last_id = ex.reply.as_ref().and_then(|r| r.last_id.as_deref());
+        match protocol::stream_end(ex.modern, last_id, error) {
+            StreamEnd::Resume => Step::Resume,
+            StreamEnd::Fail(e) => Step::Fail(RequestError::Lost(e)),
         }
-        if ex.last_id.is_some() {
-            return Step::Resume;
-        }
-        Step::Fail(RequestError::Lost(match error {
-            Some(e) => format!("the event stream failed before the response: {e}"),
-            None => "the server closed the event stream before the response".into(),
-        }))
     }
 
     /// Takes what the buffer holds: the head, then the body's messages.
@@ -139,56 +136,39 @@ impl HttpTransport {
                     if let Some(step) = self.on_head(ex, &head, id) {
                         return step;
                     }
-                    ex.body = Some(Body::new(head.framing));
-                    if head.sse && (200..300).contains(&head.status) && id.is_some() {
-                        ex.sse = Some(EventParser::new(self.max_bytes));
-                    }
+                    ex.framing = Some(super::wire::Body::new(head.framing));
+                    let sse = head.sse && (200..300).contains(&head.status) && id.is_some();
+                    ex.reply = Some(protocol::Body::new(id.unwrap_or(0), sse, self.max_bytes));
                     ex.head = Some(head);
                 }
             }
         }
-        let Some(body) = ex.body.as_mut() else {
+        let (Some(framing), Some(reply)) = (ex.framing.as_mut(), ex.reply.as_mut()) else {
             return Step::More;
         };
-        let start = ex.decoded.len();
-        let used = match body.decode(&ex.buf, &mut ex.decoded) {
+        ex.decoded.clear();
+        let used = match framing.decode(&ex.buf, &mut ex.decoded) {
             Ok(n) => n,
             // Broken framing: the connection is unusable, and nothing says a resume would fare
             // better.
             Err(e) => return self.refused(ex, &e),
         };
         ex.buf.drain(..used);
-        let done = body.done();
-        let mut filed = false;
-        if let Some(parser) = ex.sse.as_mut() {
-            let mut events = Vec::new();
-            let fed = parser.feed(&ex.decoded[start..], &mut events);
-            ex.decoded.clear();
-            for ev in events {
-                if let Some(i) = ev.id {
-                    ex.last_id = Some(i);
-                }
-                if let Some(r) = ev.retry {
-                    ex.retry = Some(r);
-                }
-                let Some(data) = ev.data else { continue };
-                for msg in sse::messages(&data) {
-                    filed = true;
-                    if let Some(id) = id {
-                        ex.answered |= answers(&msg, id);
-                        self.file_now(msg, id);
-                    }
-                }
+        let done = framing.done();
+        let mut msgs = Vec::new();
+        let fed = reply.feed(&ex.decoded, &mut msgs);
+        let filed = !msgs.is_empty();
+        if let Some(id) = id {
+            for msg in msgs {
+                self.file_now(msg, id);
             }
-            if let Err(e) = fed {
-                // An event past maxMessageBytes (or not text): a resume would bring it again.
-                return self.refused(ex, &e);
+        }
+        if let Err(e) = fed {
+            if !reply.is_sse() {
+                return Step::Fail(RequestError::Lost(e)); // a JSON body past maxMessageBytes
             }
-        } else if ex.decoded.len() > self.max_bytes {
-            return Step::Fail(RequestError::Lost(format!(
-                "the reply is longer than maxMessageBytes ({} bytes)",
-                self.max_bytes
-            )));
+            // An event past maxMessageBytes (or not text): a resume would bring it again.
+            return self.refused(ex, &e);
         }
         if done {
             let reuse = ex.head.as_ref().is_some_and(|h| h.keep_alive) && ex.buf.is_empty();
@@ -203,31 +183,41 @@ impl HttpTransport {
 
     /// A head that decides the exchange by itself (None: read the body).
     fn on_head(&self, ex: &mut Exchange, head: &Head, id: Option<u64>) -> Option<Step> {
-        let s = head.status;
-        if matches!(s, 301 | 302 | 303 | 307 | 308) {
-            // Redirects (same origin only, §9) are the async path's, for this server from now on.
-            if let Some(d) = &self.direct {
-                d.disable();
+        let sent = Sent {
+            request: id.is_some(),
+            opens_session: false, // initialize goes on the async client
+            unknown: false,
+            modern: ex.modern,
+            had_session: ex.had_session,
+        };
+        match protocol::judge(head.status, &sent) {
+            Verdict::Redirect => {
+                // Redirects (same origin only, §9) are the async client's, for this server
+                // from now on.
+                if let Some(d) = &self.direct {
+                    d.disable();
+                }
+                Some(Step::Handoff)
             }
-            return Some(Step::Handoff);
+            Verdict::Denied => {
+                // Judged once the body is in: authorization may not be the matter (§8).
+                ex.denied = Some(head.challenge.clone());
+                None
+            }
+            Verdict::SessionExpired if id.is_some() => {
+                Some(Step::Fail(RequestError::SessionExpired(ex.generation)))
+            }
+            Verdict::Taken => {
+                // Our answer or notification was taken; its body, if any, is not ours to
+                // read, and a connection with bytes after the head is not reused (they answer
+                // nothing).
+                let empty = head.framing == Framing::Length(0) && ex.buf.is_empty();
+                Some(Step::Done {
+                    reuse: empty && head.keep_alive,
+                })
+            }
+            _ => None,
         }
-        if matches!(s, 401 | 403) {
-            // Judged once the body is in: authorization may not be the matter (§8).
-            ex.denied = Some(head.challenge.clone());
-            return None;
-        }
-        if s == 404 && !ex.modern && ex.had_session && id.is_some() {
-            return Some(Step::Fail(RequestError::SessionExpired(ex.generation)));
-        }
-        if id.is_none() && (200..300).contains(&s) {
-            // Our answer or notification was taken; its body, if any, is not ours to read, and
-            // a connection with bytes after the head is not reused (they answer nothing).
-            let empty = head.framing == Framing::Length(0) && ex.buf.is_empty();
-            return Some(Step::Done {
-                reuse: empty && head.keep_alive,
-            });
-        }
-        None
     }
 
     /// A 401/403 runs authorization (§8) on this thread; Some(step) unless it is not an
@@ -235,7 +225,7 @@ impl HttpTransport {
     fn authorize(&self, ex: &mut Exchange, status: u16) -> Option<Step> {
         let challenge = ex.denied.take()?;
         if tokio::runtime::Handle::try_current().is_ok() {
-            return Some(Step::Handoff); // never block a runtime thread: the async path asks
+            return Some(Step::Handoff); // never block a runtime thread: the async client asks
         }
         let mut rounds = crate::auth::Rounds::default();
         let auth = self.auth.clone();
@@ -245,7 +235,7 @@ impl HttpTransport {
                 .await
         });
         match verdict {
-            // A new token: sent again on the async path, which carries it.
+            // A new token: sent again on the async client, which carries it.
             crate::auth::Denied::Retry => Some(Step::Handoff),
             crate::auth::Denied::Fail(why) => Some(Step::Fail(RequestError::Auth(why))),
             crate::auth::Denied::Pass => None,
@@ -258,67 +248,51 @@ impl HttpTransport {
         if let Some(step) = self.authorize(ex, status) {
             return step;
         }
-        let code = reqwest::StatusCode::from_u16(status)
-            .map(|c| c.to_string())
-            .unwrap_or_else(|_| status.to_string());
+        let ok = (200..300).contains(&status);
         let Some(id) = id else {
-            return if (200..300).contains(&status) {
+            return if ok {
                 Step::Done { reuse }
             } else {
-                Step::Fail(RequestError::Lost(format!("HTTP {code}")))
+                Step::Fail(RequestError::Lost(protocol::status_error(status, "")))
             };
         };
-        if ex.sse.is_some() {
-            return if ex.answered {
+        let Some(reply) = ex.reply.as_mut() else {
+            return Step::Fail(RequestError::Lost("no reply body".into()));
+        };
+        if reply.is_sse() {
+            return if reply.answered {
                 Step::Done { reuse }
             } else {
                 self.stream_ended(ex, None)
             };
         }
-        let text = String::from_utf8_lossy(&ex.decoded).into_owned();
-        if !(200..300).contains(&status) {
-            if ex.modern {
+        if !ok {
+            let (answering, text) = reply.answering_messages();
+            if ex.modern && !answering.is_empty() {
                 // A modern server answers errors with an HTTP status and a JSON-RPC body (§6).
-                let mut answered = false;
-                for msg in sse::messages(&text) {
-                    if answers(&msg, id) {
-                        answered = true;
-                        self.file_now(msg, id);
-                    }
+                for msg in answering {
+                    self.file_now(msg, id);
                 }
-                if answered {
-                    return Step::Done { reuse };
-                }
+                return Step::Done { reuse };
             }
             let quoted = if text.trim().is_empty() {
                 String::new()
             } else {
-                format!(": {}", self.quote(&text))
+                self.quote(&text)
             };
-            return Step::Fail(RequestError::Lost(format!("HTTP {code}{quoted}")));
+            return Step::Fail(RequestError::Lost(protocol::status_error(status, &quoted)));
         }
-        if text.trim().is_empty() {
-            return Step::Fail(RequestError::Lost(
-                "the server sent an empty reply to a request".into(),
-            ));
-        }
-        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&ex.decoded) {
-            return Step::Fail(RequestError::Lost(format!(
-                "the server's reply is not JSON ({e}): {}",
-                self.quote(&text)
-            )));
-        }
-        for msg in sse::messages(&text) {
-            ex.answered |= answers(&msg, id);
-            self.file_now(msg, id);
-        }
-        if ex.answered {
-            Step::Done { reuse }
-        } else {
-            Step::Fail(RequestError::Lost(format!(
-                "the server's reply does not answer the request: {}",
-                self.quote(&text)
-            )))
+        match reply.json_messages(&|t| self.quote(t)) {
+            Err(e) => Step::Fail(RequestError::Lost(e)),
+            Ok((msgs, unanswered)) => {
+                for msg in msgs {
+                    self.file_now(msg, id);
+                }
+                match unanswered {
+                    Some(e) => Step::Fail(RequestError::Lost(e)),
+                    None => Step::Done { reuse },
+                }
+            }
         }
     }
 
@@ -331,7 +305,7 @@ impl HttpTransport {
             && crate::scan::top_level(msg.as_bytes())
                 .is_some_and(|t| t.method.is_some() && t.id.is_some_and(|i| i != b"null"));
         if request {
-            self.file_blocking(Inbox::Message(msg, Some(id)));
+            self.filing.file_blocking(Inbox::Message(msg, Some(id)));
         } else if let Some(c) = self.inbound.upgrade() {
             c.message(msg.as_bytes(), Some(id));
         }

@@ -304,7 +304,7 @@ fn decimal(b: &[u8]) -> Option<usize> {
 /// Bytes for an error message: printable ASCII as is, the rest escaped.
 fn shown(b: &[u8]) -> String {
     let text: String = b.escape_ascii().to_string();
-    format!("`{}`", super::cut(&text, 80))
+    format!("`{}`", crate::util::cut(&text, 80))
 }
 
 /// Where a chunked body's decoder is (RFC 9112 §7.1, strictly: every line ends in CRLF, sizes

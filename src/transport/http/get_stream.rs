@@ -2,11 +2,9 @@
 //! the first `tools/list` (servers drop requests they send while none is open), awaited, and
 //! reconnected in the background with backoff when it ends.
 
-use super::is_sse;
-use super::streamable::HttpTransport;
+use super::state::HttpTransport;
 use crate::net::runtime;
 use crate::util::lock;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,7 +42,7 @@ impl HttpTransport {
             Err(e) => return GetOpen::Failed(e),
         };
         let status = resp.status();
-        if status.is_success() && is_sse(&resp) {
+        if status.is_success() && super::is_sse(&resp) {
             GetOpen::Up(resp)
         } else if status.is_server_error() || status.as_u16() == 401 {
             // A 401 on a stream means a token that expired: tried again after the next
@@ -84,10 +82,10 @@ impl HttpTransport {
     async fn run_get_stream(&self, mut next: GetOpen) {
         let mut backoff = GET_BACKOFF_FLOOR;
         let mut retry = Duration::ZERO;
-        while !self.closed.load(Ordering::Acquire) {
+        while !self.is_closed() {
             match next {
                 GetOpen::Up(resp) => {
-                    let end = self.consume_sse(resp, None).await;
+                    let end = self.read_events(resp, None).await;
                     if let Some(r) = end.retry {
                         retry = crate::transport::sse::retry_delay(r);
                     }
@@ -101,7 +99,7 @@ impl HttpTransport {
             let base = retry.max(backoff);
             tokio::time::sleep(base + base.mul_f64(jitter() / 4.0)).await;
             backoff = (backoff * 2).min(GET_BACKOFF_CAP);
-            if self.closed.load(Ordering::Acquire) {
+            if self.is_closed() {
                 return;
             }
             next = self.open_get().await;

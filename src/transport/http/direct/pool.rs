@@ -6,10 +6,10 @@
 //! deadline, and a cancel interrupts each; every socket write goes through
 //! [`crate::sys::net::send`], which cannot raise SIGPIPE.
 
-use super::direct::Exchange;
 use crate::sys::net;
 use crate::util::lock;
 use rustls::pki_types::ServerName;
+use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 const SLICE: Duration = Duration::from_millis(50);
 
 /// One connection to the server.
-pub(super) struct Sock {
+pub(crate) struct Sock {
     /// The TCP socket: timeouts are set and shutdowns done through it, from any thread.
-    pub(super) tcp: Arc<TcpStream>,
+    pub(crate) tcp: Arc<TcpStream>,
     tls: Option<Box<rustls::ClientConnection>>,
     /// The receive timeout last set on the socket.
     timeout: Option<Duration>,
@@ -33,15 +33,15 @@ pub(super) struct Sock {
 
 /// A write that did not finish.
 #[derive(Debug)]
-pub(super) struct WriteFailed {
-    pub(super) error: io::Error,
+pub(crate) struct WriteFailed {
+    pub(crate) error: io::Error,
     /// Some byte went out on the socket: the server may have read part of the request, so it is
     /// never sent again (§6: a `tools/call` is never re-sent).
-    pub(super) sent_any: bool,
+    pub(crate) sent_any: bool,
 }
 
 impl WriteFailed {
-    pub(super) fn timed_out(&self) -> bool {
+    pub(crate) fn timed_out(&self) -> bool {
         self.error.kind() == ErrorKind::TimedOut
     }
 }
@@ -107,7 +107,7 @@ impl Sock {
     /// Bounds the next reads by about `left`: the socket option is changed only when the
     /// current one would overshoot `left` by more than a millisecond, or is far shorter (so
     /// most reads cost no extra system call; a read that returns early is simply repeated).
-    pub(super) fn read_timeout(&mut self, left: Duration) {
+    pub(crate) fn read_timeout(&mut self, left: Duration) {
         let keep = self
             .timeout
             .is_some_and(|cur| cur <= left + Duration::from_millis(1) && cur * 2 >= left);
@@ -119,7 +119,7 @@ impl Sock {
     /// Reads some of the reply: one read on the socket (bounded by [`Sock::read_timeout`]);
     /// over TLS, `WouldBlock` when the records that came hold no application data yet, so a
     /// server trickling records cannot keep one read going past the caller's deadline.
-    pub(super) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let Some(c) = self.tls.as_mut() else {
             return (&*self.tcp).read(buf);
         };
@@ -248,7 +248,7 @@ impl Sock {
     }
 
     /// Writes all of `bytes` by `deadline` (a shutdown from another thread ends it at once).
-    pub(super) fn write_all(&mut self, bytes: &[u8], deadline: Instant) -> Result<(), WriteFailed> {
+    pub(crate) fn write_all(&mut self, bytes: &[u8], deadline: Instant) -> Result<(), WriteFailed> {
         let mut sent = 0;
         let r = self.write_inner(bytes, deadline, &mut sent);
         r.map_err(|error| WriteFailed {
@@ -303,7 +303,7 @@ fn plaintext(c: &mut rustls::ClientConnection, buf: &mut [u8]) -> io::Result<Opt
 }
 
 /// Why no connection was opened.
-pub(super) enum OpenError {
+pub(crate) enum OpenError {
     /// The request ended elsewhere (or the transport is closing).
     Ended,
     /// The request's deadline passed.
@@ -316,20 +316,20 @@ pub(super) enum OpenError {
 const MAX_IDLE: usize = 32;
 
 /// Where a server is, and the connections to it.
-pub(super) struct Direct {
+pub(crate) struct DirectPool {
     /// `host[:port]` as the URL has it: the `Host` header.
-    pub(super) authority: String,
+    pub(crate) authority: String,
     host: url::Host<String>,
     port: u16,
     /// Path and query: the request target.
-    pub(super) target: String,
+    pub(crate) target: String,
     /// For `https`: the TLS settings and the name the certificate must carry.
     tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
     idle: Mutex<Vec<Sock>>,
     /// How long an idle connection is kept (`poolIdleTimeoutMs`): a server's own idle timeout
     /// closing it just as a request is written is the one race a reuse cannot see coming.
     idle_timeout: Duration,
-    pub(super) table: Mutex<Table>,
+    table: Mutex<Table>,
     /// Cleared after a TLS failure or a redirect: the async path keeps the server from then on.
     on: std::sync::atomic::AtomicBool,
     /// After a connection was refused, the async path takes the requests for a while (it tries
@@ -338,28 +338,32 @@ pub(super) struct Direct {
     paused_until: Mutex<Option<std::time::Instant>>,
 }
 
+/// What the direct client parks between its reads of a request's reply (its `Exchange`),
+/// with the socket it reads: kept here without this file knowing what else it holds.
+type ParkedExchange = (Arc<TcpStream>, Box<dyn Any + Send>);
+
 /// Requests whose reply is being read, and which of them are in a thread's hands.
 #[derive(Default)]
-pub(super) struct Table {
+pub(crate) struct Table {
     /// Written, waiting for their caller to read on.
-    pub(super) parked: HashMap<u64, Exchange>,
+    parked: HashMap<u64, ParkedExchange>,
     /// In some thread's hands (being connected, written or read): the socket once there is one,
     /// to shut down when the request ends elsewhere (cancelled, failed, answered elsewhere).
-    pub(super) busy: HashMap<u64, Option<Arc<TcpStream>>>,
+    busy: HashMap<u64, Option<Arc<TcpStream>>>,
     /// Ended elsewhere while busy: the thread stops and drops it.
-    pub(super) ended: HashSet<u64>,
+    ended: HashSet<u64>,
     /// Disconnecting: nothing is pooled or started any more.
-    pub(super) closed: bool,
+    closed: bool,
 }
 
-impl Direct {
+impl DirectPool {
     /// The direct path for `url` when it applies: `http` or `https` without userinfo, and no
     /// proxy (the config's `"proxy": ""`, or no proxy variable for the scheme set).
-    pub(super) fn for_url(
+    pub(crate) fn for_url(
         url: &url::Url,
         net: &crate::config::NetSpec,
         idle_timeout: Duration,
-    ) -> Option<Direct> {
+    ) -> Option<DirectPool> {
         if !url.username().is_empty() || url.password().is_some() {
             return None;
         }
@@ -391,7 +395,7 @@ impl Direct {
         };
         let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
         let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
-        Some(Direct {
+        Some(DirectPool {
             authority: authority.to_string(),
             host: url.host()?.to_owned(),
             port: url.port_or_known_default()?,
@@ -406,7 +410,7 @@ impl Direct {
     }
 
     /// Whether request `id` ended elsewhere (or the transport is closing).
-    pub(super) fn ended(&self, id: Option<u64>) -> bool {
+    pub(crate) fn ended(&self, id: Option<u64>) -> bool {
         let t = lock(&self.table);
         t.closed || id.is_some_and(|id| t.ended.contains(&id))
     }
@@ -414,7 +418,7 @@ impl Direct {
     /// A new connection for request `id` (None: an answer or notification of ours), resolved,
     /// connected and (for TLS) handshaken by `deadline`; its socket is attached to `id` as soon
     /// as it exists, so a cancel shuts it down whatever phase it is in.
-    pub(super) fn open(&self, deadline: Instant, id: Option<u64>) -> Result<Sock, OpenError> {
+    pub(crate) fn open(&self, deadline: Instant, id: Option<u64>) -> Result<Sock, OpenError> {
         let addrs = self.resolve(deadline, id)?;
         let mut failed = false;
         for (i, addr) in addrs.iter().enumerate() {
@@ -525,26 +529,26 @@ impl Direct {
         }
     }
 
-    pub(super) fn enabled(&self) -> bool {
+    pub(crate) fn enabled(&self) -> bool {
         self.on.load(std::sync::atomic::Ordering::Relaxed)
             && lock(&self.paused_until).is_none_or(|t| std::time::Instant::now() >= t)
     }
 
     /// The async path keeps the server from now on.
-    pub(super) fn disable(&self) {
+    pub(crate) fn disable(&self) {
         self.on.store(false, std::sync::atomic::Ordering::Relaxed);
         lock(&self.idle).clear();
     }
 
     /// The async path takes the requests for `d`.
-    pub(super) fn pause(&self, d: Duration) {
+    pub(crate) fn pause(&self, d: Duration) {
         *lock(&self.paused_until) = Some(std::time::Instant::now() + d);
     }
 
     /// A pooled connection that is still open (§5): one the server closed while it sat in the
     /// pool is dropped here rather than written to, so a request is never sent twice; one idle
     /// for longer than `poolIdleTimeoutMs` is dropped too.
-    pub(super) fn take_idle(&self) -> Option<Sock> {
+    pub(crate) fn take_idle(&self) -> Option<Sock> {
         loop {
             let mut s = lock(&self.idle).pop()?;
             if s.idle_since.elapsed() < self.idle_timeout && s.still_open() {
@@ -553,7 +557,7 @@ impl Direct {
         }
     }
 
-    pub(super) fn put_idle(&self, mut s: Sock) {
+    pub(crate) fn put_idle(&self, mut s: Sock) {
         // The table's lock, then the pool's, as close() takes them: nothing is pooled after it.
         let table = lock(&self.table);
         let mut idle = lock(&self.idle);
@@ -567,7 +571,7 @@ impl Direct {
 
     /// Takes request `id` into this thread's hands before anything is sent; false when the
     /// transport is closing.
-    pub(super) fn claim(&self, id: u64) -> bool {
+    pub(crate) fn claim(&self, id: u64) -> bool {
         let mut t = lock(&self.table);
         if t.closed {
             return false;
@@ -578,7 +582,7 @@ impl Direct {
 
     /// Request `id`'s socket, once there is one; false when the request ended meanwhile
     /// (nothing is written then).
-    pub(super) fn attach(&self, id: u64, sock: &Arc<TcpStream>) -> bool {
+    pub(crate) fn attach(&self, id: u64, sock: &Arc<TcpStream>) -> bool {
         let mut t = lock(&self.table);
         if t.ended.contains(&id) || t.closed {
             return false;
@@ -589,28 +593,29 @@ impl Direct {
 
     /// Takes parked request `id` into this thread's hands; None when it is not on the direct
     /// path, Some(None) when it ended meanwhile.
-    pub(super) fn take_parked(&self, id: u64) -> Option<Option<Exchange>> {
+    pub(crate) fn take_parked<E: 'static>(&self, id: u64) -> Option<Option<Box<E>>> {
         let mut t = lock(&self.table);
-        let ex = t.parked.remove(&id)?;
+        let (tcp, ex) = t.parked.remove(&id)?;
         if t.ended.remove(&id) {
             return Some(None);
         }
-        t.busy.insert(id, Some(ex.sock.tcp.clone()));
-        Some(Some(ex))
+        t.busy.insert(id, Some(tcp));
+        Some(ex.downcast::<E>().ok())
     }
 
-    /// Gives `id` back: parked for its caller to read on, unless it ended meanwhile.
-    pub(super) fn release(&self, id: u64, ex: Exchange) {
+    /// Gives `id` back: parked for its caller to read on (`ex`, reading `tcp`), unless it ended
+    /// meanwhile.
+    pub(crate) fn release<E: Send + 'static>(&self, id: u64, tcp: &Arc<TcpStream>, ex: Box<E>) {
         let mut t = lock(&self.table);
         t.busy.remove(&id);
         if !t.ended.remove(&id) && !t.closed {
-            t.parked.insert(id, ex);
+            t.parked.insert(id, (tcp.clone(), ex));
         }
     }
 
     /// Forgets `id`; true when it ended elsewhere meanwhile (then nothing more is started for
     /// it).
-    pub(super) fn forget(&self, id: u64) -> bool {
+    pub(crate) fn forget(&self, id: u64) -> bool {
         let mut t = lock(&self.table);
         t.busy.remove(&id);
         t.ended.remove(&id) || t.closed
@@ -618,7 +623,7 @@ impl Direct {
 
     /// Request `id` ended elsewhere: its reply is not read any further, and whatever phase it
     /// is in (connecting, writing, reading) ends.
-    pub(super) fn end(&self, id: u64) {
+    pub(crate) fn end(&self, id: u64) {
         let mut t = lock(&self.table);
         if let Some(s) = t.busy.get(&id) {
             if let Some(s) = s {
@@ -631,7 +636,7 @@ impl Direct {
     }
 
     /// Closes everything (the client is disconnecting).
-    pub(super) fn close(&self) {
+    pub(crate) fn close(&self) {
         let mut t = lock(&self.table);
         t.closed = true;
         for (id, s) in t.busy.drain().collect::<Vec<_>>() {
@@ -650,12 +655,12 @@ mod tests {
     use super::*;
     use std::net::TcpListener;
 
-    fn direct(url: &str, idle: Duration) -> Direct {
+    fn direct(url: &str, idle: Duration) -> DirectPool {
         let net = crate::config::NetSpec {
             proxy: Some(String::new()),
             ..Default::default()
         };
-        Direct::for_url(&url::Url::parse(url).unwrap(), &net, idle).unwrap()
+        DirectPool::for_url(&url::Url::parse(url).unwrap(), &net, idle).unwrap()
     }
 
     #[test]

@@ -1,0 +1,375 @@
+//! Streamable HTTP, the protocol as both HTTP clients speak it (contract §5, §6, §8; issue 24),
+//! written once and free of I/O: what one outbound message is ([`Post`]), the headers a POST
+//! carries in each era ([`headers`]), how a reply's status is judged ([`judge`]), a reply's body
+//! read into messages ([`Body`]), and what a stream that ended means ([`stream_end`]). The async
+//! client (reqwest, [`super::async_client`]) and the direct HTTP/1.1 client ([`super::direct`])
+//! only move the bytes and drive these.
+
+use crate::request::RequestError;
+use crate::transport::sse::{self, EventParser};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use std::time::Duration;
+
+/// The protocol version of the modern era (§6).
+pub(crate) const MODERN_VERSION: &str = "2026-07-28";
+/// The HTTP session header (the handshake era).
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+pub(super) const VERSION_HEADER: &str = "mcp-protocol-version";
+pub(super) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// One outbound POST, with what the connection knew of it.
+pub(super) struct Post {
+    pub(super) body: String,
+    pub(super) id: Option<u64>,
+    /// The `initialize` request (legacy era).
+    pub(super) opens_session: bool,
+    pub(super) method: Option<String>,
+    pub(super) routing: Option<Box<crate::transport::Routing>>,
+    /// The request's timeout (the call's, §7; else the server's): writing it ends by then
+    /// (issue 22), and a stream resumed after a `retry:` as long is not resumed.
+    pub(super) timeout: Duration,
+}
+
+/// What a POST says of the session it is sent in.
+pub(super) enum Era<'a> {
+    /// MCP 2026-07-28: no session; the version, the method and the routing headers (§6).
+    Modern,
+    /// The handshake era: the session id and the negotiated version, once there are.
+    Session {
+        session: Option<&'a str>,
+        version: Option<&'a str>,
+    },
+}
+
+/// The headers of `post`: the configured ones, the bearer token (§8; both only ever go to the
+/// server's origin, §9), `Accept` and `Content-Type`, and the era's (§5, §6).
+pub(super) fn headers(
+    configured: &HeaderMap,
+    bearer: Option<HeaderValue>,
+    post: &Post,
+    era: Era<'_>,
+) -> Result<HeaderMap, RequestError> {
+    let mut h = configured.clone();
+    if let Some(b) = bearer {
+        h.insert(reqwest::header::AUTHORIZATION, b);
+    }
+    h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    match era {
+        Era::Modern => {
+            h.insert(VERSION_HEADER, HeaderValue::from_static(MODERN_VERSION));
+            if let Some(m) = &post.method {
+                h.insert("mcp-method", header_value(m)?);
+            }
+            if let Some(r) = &post.routing {
+                if let Some(name) = &r.name {
+                    h.insert("mcp-name", header_value(name)?);
+                }
+                for (k, v) in &r.params {
+                    let name = HeaderName::from_bytes(format!("mcp-param-{k}").as_bytes())
+                        .map_err(|_| RequestError::Lost(format!("`{k}` is not a header name")))?;
+                    h.insert(name, header_value(v)?);
+                }
+            }
+        }
+        Era::Session { session, version } => {
+            if let Some(s) = session {
+                h.insert(SESSION_HEADER, header_value(s)?);
+            }
+            if let Some(v) = version {
+                h.insert(VERSION_HEADER, header_value(v)?);
+            }
+        }
+    }
+    Ok(h)
+}
+
+pub(super) fn header_value(v: &str) -> Result<HeaderValue, RequestError> {
+    HeaderValue::from_str(v)
+        .map_err(|_| RequestError::Lost("a routing header value is not header-safe".into()))
+}
+
+/// Whether the message `text` is the response to our request `id`.
+pub(super) fn answers(text: &str, id: u64) -> bool {
+    crate::jsonrpc::line_kind(text.as_bytes()) == crate::jsonrpc::LineKind::Response(id)
+}
+
+/// What the status of a POST's reply decides, before its body is read (§5, §6, §8).
+#[derive(Debug, PartialEq)]
+pub(super) enum Verdict {
+    /// A 2xx: read the body (an event stream, or JSON).
+    Read,
+    /// A 2xx to an answer or notification of ours: taken; its body is not ours to read.
+    Taken,
+    /// 401/403: authorization runs once the body is in (it may not be an authorization matter:
+    /// then it is an error status like any other).
+    Denied,
+    /// The server no longer knows the session the request carried (a 404): the session above
+    /// renews it and sends the request again.
+    SessionExpired,
+    /// Before any session, `initialize` refused with 400/404/405: perhaps an HTTP+SSE server.
+    NotStreamable,
+    /// A redirect (same origin only, §9: the async client follows it).
+    Redirect,
+    /// Any other status: the body is quoted in the failure; a modern server's body may carry the
+    /// JSON-RPC answer (§6).
+    Error,
+}
+
+/// What a POST was, for [`judge`].
+pub(super) struct Sent {
+    /// A request of ours (an id), not an answer or notification.
+    pub(super) request: bool,
+    pub(super) opens_session: bool,
+    /// Whether the era was still unknown (before the `initialize` POST was answered).
+    pub(super) unknown: bool,
+    pub(super) modern: bool,
+    /// Whether it carried a session id.
+    pub(super) had_session: bool,
+}
+
+/// Judges a reply's status (the rules both clients apply, once).
+pub(super) fn judge(status: u16, sent: &Sent) -> Verdict {
+    match status {
+        200..=299 if !sent.request => Verdict::Taken,
+        200..=299 => Verdict::Read,
+        301 | 302 | 303 | 307 | 308 => Verdict::Redirect,
+        401 | 403 => Verdict::Denied,
+        400 | 404 | 405 if sent.opens_session && sent.unknown => Verdict::NotStreamable,
+        404 if !sent.modern && sent.had_session && !sent.opens_session => Verdict::SessionExpired,
+        _ => Verdict::Error,
+    }
+}
+
+/// The failure text of an error status (`HTTP 500 Internal Server Error: <the body, quoted>`).
+pub(super) fn status_error(status: u16, quoted_body: &str) -> String {
+    let code = reqwest::StatusCode::from_u16(status)
+        .map(|c| c.to_string())
+        .unwrap_or_else(|_| status.to_string());
+    if quoted_body.is_empty() {
+        format!("HTTP {code}")
+    } else {
+        format!("HTTP {code}: {quoted_body}")
+    }
+}
+
+/// A reply's body as it arrives, read into the messages it carries (§5): an event stream event
+/// by event (each capped at `maxMessageBytes`), or a JSON body (one message or a batch) at its
+/// end.
+pub(super) struct Body {
+    /// The request the reply answers.
+    id: u64,
+    sse: Option<EventParser>,
+    json: Vec<u8>,
+    max: usize,
+    pub(super) answered: bool,
+    /// The last event id and `retry:` the stream gave (for a resume, §5).
+    pub(super) last_id: Option<String>,
+    pub(super) retry: Option<u64>,
+}
+
+impl Body {
+    pub(super) fn new(id: u64, sse: bool, max: usize) -> Body {
+        Body {
+            id,
+            sse: sse.then(|| EventParser::new(max)),
+            json: Vec::new(),
+            max,
+            answered: false,
+            last_id: None,
+            retry: None,
+        }
+    }
+
+    pub(super) fn is_sse(&self) -> bool {
+        self.sse.is_some()
+    }
+
+    /// Reads `bytes`; an event stream's messages are pushed to `out` as they complete. Err: what
+    /// the body carried is refused (an event past `maxMessageBytes`, a JSON body past it, a
+    /// field that is not text): a resume would bring the same again.
+    pub(super) fn feed(&mut self, bytes: &[u8], out: &mut Vec<String>) -> Result<(), String> {
+        let Some(parser) = self.sse.as_mut() else {
+            self.json.extend_from_slice(bytes);
+            if self.json.len() > self.max {
+                return Err(format!(
+                    "the reply is longer than maxMessageBytes ({} bytes)",
+                    self.max
+                ));
+            }
+            return Ok(());
+        };
+        let mut events = Vec::new();
+        let fed = parser.feed(bytes, &mut events);
+        for ev in events {
+            if let Some(i) = ev.id {
+                self.last_id = Some(i);
+            }
+            if let Some(r) = ev.retry {
+                self.retry = Some(r);
+            }
+            let Some(data) = ev.data else { continue };
+            for msg in sse::messages(&data) {
+                self.answered |= answers(&msg, self.id);
+                out.push(msg);
+            }
+        }
+        fed
+    }
+
+    /// A JSON body, complete: its messages (one, or a batch), and the failure when none of them
+    /// answers the request; Err when it is empty or not JSON.
+    pub(super) fn json_messages(
+        &mut self,
+        quote: &dyn Fn(&str) -> String,
+    ) -> Result<(Vec<String>, Option<String>), String> {
+        let text = String::from_utf8_lossy(&self.json).into_owned();
+        if text.trim().is_empty() {
+            return Err("the server sent an empty reply to a request".into());
+        }
+        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&self.json) {
+            return Err(format!(
+                "the server's reply is not JSON ({e}): {}",
+                quote(&text)
+            ));
+        }
+        let msgs = sse::messages(&text);
+        self.answered = msgs.iter().any(|m| answers(m, self.id));
+        let unanswered = (!self.answered).then(|| {
+            format!(
+                "the server's reply does not answer the request: {}",
+                quote(&text)
+            )
+        });
+        Ok((msgs, unanswered))
+    }
+
+    /// The messages of an error status's body that answer the request (a modern server's way,
+    /// §6); empty when none does.
+    pub(super) fn answering_messages(&self) -> (Vec<String>, String) {
+        let text = String::from_utf8_lossy(&self.json).into_owned();
+        let msgs = sse::messages(&text)
+            .into_iter()
+            .filter(|m| answers(m, self.id))
+            .collect();
+        (msgs, text)
+    }
+}
+
+/// What an event stream that ended before its response means (§5, §6).
+pub(super) enum StreamEnd {
+    /// Resumed with GET + `Last-Event-ID` (handshake era only).
+    Resume,
+    Fail(String),
+}
+
+/// A POST's event stream ended (`why`: how it broke, or None when the server closed it)
+/// without the response.
+pub(super) fn stream_end(modern: bool, last_id: Option<&str>, why: Option<&str>) -> StreamEnd {
+    if modern {
+        return StreamEnd::Fail(
+            "the response stream ended before the response (MCP 2026-07-28 has no resumption; the call is not sent again)".into(),
+        );
+    }
+    if last_id.is_some() {
+        return StreamEnd::Resume;
+    }
+    StreamEnd::Fail(match why {
+        Some(e) => format!("the event stream failed before the response: {e}"),
+        None => "the server closed the event stream before the response".into(),
+    })
+}
+
+/// How often in a row a request's stream is resumed (GET + Last-Event-ID) without receiving an
+/// event before the call fails (§5); the call's timeout bounds the whole as well.
+pub(super) const MAX_RESUMES: usize = 10;
+/// The `retry:` a stream is resumed after when the server sent none.
+pub(super) const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(request: bool, opens: bool, unknown: bool, modern: bool, had: bool) -> Sent {
+        Sent {
+            request,
+            opens_session: opens,
+            unknown,
+            modern,
+            had_session: had,
+        }
+    }
+
+    #[test]
+    fn statuses_are_judged_once_for_both_clients() {
+        let call = sent(true, false, false, false, true);
+        assert_eq!(judge(200, &call), Verdict::Read);
+        assert_eq!(
+            judge(202, &sent(false, false, false, false, true)),
+            Verdict::Taken
+        );
+        assert_eq!(judge(401, &call), Verdict::Denied);
+        assert_eq!(judge(403, &call), Verdict::Denied);
+        assert_eq!(judge(404, &call), Verdict::SessionExpired);
+        assert_eq!(
+            judge(404, &sent(true, false, false, true, false)),
+            Verdict::Error
+        );
+        assert_eq!(judge(307, &call), Verdict::Redirect);
+        assert_eq!(
+            judge(405, &sent(true, true, true, false, false)),
+            Verdict::NotStreamable
+        );
+        assert_eq!(
+            judge(400, &sent(true, true, false, false, false)),
+            Verdict::Error
+        );
+        assert_eq!(judge(500, &call), Verdict::Error);
+        assert_eq!(status_error(503, ""), "HTTP 503 Service Unavailable");
+        assert_eq!(status_error(599, "x"), "HTTP 599 <unknown status code>: x");
+    }
+
+    #[test]
+    fn bodies_read_into_messages() {
+        let mut b = Body::new(3, true, 1 << 10);
+        let mut out = Vec::new();
+        b.feed(
+            b"id: e1\nretry: 250\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n\n",
+            &mut out,
+        )
+        .unwrap();
+        assert!(!b.answered && out.len() == 1);
+        assert_eq!((b.last_id.as_deref(), b.retry), (Some("e1"), Some(250)));
+        b.feed(
+            b"data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\n",
+            &mut out,
+        )
+        .unwrap();
+        assert!(b.answered && out.len() == 2);
+        let mut j = Body::new(3, false, 1 << 10);
+        j.feed(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}", &mut out)
+            .unwrap();
+        let (msgs, unanswered) = j.json_messages(&|t| t.to_string()).unwrap();
+        assert!(msgs.len() == 1 && unanswered.is_none());
+        let mut e = Body::new(3, false, 1 << 10);
+        e.feed(b" ", &mut out).unwrap();
+        assert!(e
+            .json_messages(&|t| t.to_string())
+            .unwrap_err()
+            .contains("empty reply"));
+        let mut n = Body::new(3, false, 1 << 10);
+        n.feed(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}", &mut out)
+            .unwrap();
+        assert!(n
+            .json_messages(&|t| t.to_string())
+            .unwrap()
+            .1
+            .unwrap()
+            .contains("does not answer"));
+        let mut big = Body::new(3, false, 4);
+        assert!(big
+            .feed(b"12345", &mut out)
+            .unwrap_err()
+            .contains("maxMessageBytes"));
+    }
+}
