@@ -130,17 +130,17 @@ pub fn messages(data: &str) -> Vec<String> {
 
 /// Whether a connection's reader refuses `line` as a message (§5: skipped and counted).
 pub fn refused_by_reader(line: &[u8]) -> bool {
-    crate::jsonrpc::line_kind(line) == crate::jsonrpc::LineKind::Invalid
+    crate::json::rpc::line_kind(line) == crate::json::rpc::LineKind::Invalid
 }
 
 /// Whether the hot-path scanner takes `line` for a JSON object.
 pub fn scanned_object(line: &[u8]) -> bool {
-    crate::scan::top_level(line).is_some()
+    crate::json::scan::top_level(line).is_some()
 }
 
 /// The scanner's members of a JSON object's text (key and value texts).
 pub fn scanned_entries(text: &str) -> Option<Vec<(String, String)>> {
-    crate::scan::entries(text).map(|v| {
+    crate::json::scan::entries(text).map(|v| {
         v.into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
@@ -149,12 +149,12 @@ pub fn scanned_entries(text: &str) -> Option<Vec<(String, String)>> {
 
 /// A JSON string literal as the scanner decodes it.
 pub fn scanned_string(raw: &str) -> Option<String> {
-    crate::scan::decode_string(raw).map(|c| c.into_owned())
+    crate::json::scan::decode_string(raw).map(|c| c.into_owned())
 }
 
 /// Whether `text` is already what serde_json writes (then it is passed on as it is).
 pub fn canonical(text: &str) -> bool {
-    crate::canon::canonical(text)
+    crate::json::canon::canonical(text)
 }
 
 /// A value as the library writes JSON text.
@@ -168,9 +168,9 @@ pub type Page = (Vec<(Option<String>, Vec<u8>)>, Option<String>);
 
 pub fn listing(line: &str, fast: bool) -> Option<Page> {
     let (tools, cursor) = if fast {
-        crate::listing::page(line)?
+        crate::mapping::listing::page(line)?
     } else {
-        crate::listing::parsed_page(line).ok()?
+        crate::mapping::listing::parsed_page(line).ok()?
     };
     let tools = tools
         .iter()
@@ -186,11 +186,11 @@ pub fn listing(line: &str, fast: bool) -> Option<Page> {
 /// A `tools/call` result shaped into a ToolResult (§1): from the value, or from the response
 /// line on the borrowed fast path (None when that path declines).
 pub fn shaped(result: &Value) -> String {
-    crate::shape::tool_result(result)
+    crate::mapping::shape::tool_result(result)
 }
 
 pub fn shaped_line(line: &str) -> Option<String> {
-    crate::shape::from_response(line).ok()
+    crate::mapping::shape::from_response(line).ok()
 }
 
 /// Parses a config (§2); what matters is that it returns.

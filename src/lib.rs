@@ -2,34 +2,33 @@
 //! sections), shipped as a C ABI ([`ffi`]) over one small safe Rust API that the `toolnexus`
 //! command uses too: [`Client`], the [`Resolver`] trait, and the [`pure`] functions.
 //!
-//! Arrows point one way: ffi → client → session → conn → transport → sys. Protocol logic
-//! knows nothing of C; `unsafe` lives in [`ffi`] and `sys` only.
+//! Arrows point one way, from the host down to the platform (`scripts/check-layers` fails the
+//! tests on any import cycle among modules or files):
+//! ffi → client → session → host → conn → transport (and `request`) → auth → net → config →
+//! responder → mapping → json → util → sys, with `pure` beside `ffi` and `error` under all.
+//! Protocol logic knows nothing of C; `unsafe` lives in [`ffi`] and `sys` only.
 //!
 //! | module | holds |
 //! |---|---|
-//! | `ffi/` | the exported `tn_*` functions, the panic guard, C strings, the C resolver |
-//! | `client/` | many servers from one config: order, isolation, names, collisions, statuses (§2–§3); `calling`: calls by name, async, cancel, resume |
-//! | `listing` | the tools a server listed, kept as their text when it is already canonical JSON, and their §0.1 objects |
-//! | `session/` | one server's MCP lifecycle (§3, §5, §6): start and era (`probe`), the handshake (`legacy`), MCP 2026-07-28 (`modern`), list, a call's rounds (`rounds`: MRTR, -32042, timeouts), durable suspension (`suspend`) |
-//! | `calls` | calls the host controls: asynchronous calls, cancel, their threads (§7) |
-//! | `conn` | one connection's bookkeeping: ids, pending calls, progress, waking callers; `request`: what one request is and how long it may take |
-//! | `live_bridge` | server requests on a live connection: the resolver inline, SEP-1034 (§4) |
-//! | `clock` | call timers that pause while the host is asked (§4) |
-//! | `auth/` | OAuth for remote servers (§8): config (`spec`), what it works with (`flow`), discovery and token requests (`requests`), the grants (`grants`), the resolver's login (`login`), the token store (`store`) |
-//! | `transport/` | how bytes move: `stdio`, `stderr` (every child's stderr, one thread), `http/` (shared clients, `streamable`, `reply`, `modern`, `server_stream`, `legacy_sse`, `inbox`: the reader thread; the direct path: `direct`, `direct_reply`, `pool`, `tls`, `wire`), `sse` |
+//! | `ffi/` | the exported `tn_*` functions, the panic guard, C strings, the C resolver, handles |
+//! | `client/` | many servers from one config: order, isolation, names, collisions, statuses (§2–§3); `calling`: calls by name, cancel, resume; `async_calls`: the call pool (§7) |
+//! | `session/` | one server's MCP lifecycle (§3, §5, §6): the era policy (`era`) and probe (`probe`), the handshake (`legacy`), MCP 2026-07-28 (`modern`), a call's rounds (`rounds`: MRTR, -32042, timeouts), what a cancel ends (`call_state`), durable suspension (`suspend`) |
+//! | `host/` | the host's side: resolver and bounds, the one re-entrancy guard, a server's own requests answered inline (`server_requests`), a round's question (`question`), the browser step of a login (`login`), SEP-1034 (`sep1034`) (§4, §8) |
+//! | `conn/` | one connection's bookkeeping: ids, pending calls, progress, waking callers; `pause_clock`: call timers that pause while the host is asked (§4) |
+//! | `request` | what one request is, how long it may take, its reply and routing headers |
+//! | `transport/` | how bytes move: `stdio`, `stderr` (every child's stderr, one thread), `sse` (the one SSE parser), `http/` (`protocol`: streamable HTTP written once; `state`: one connection; `async_client`, `async_reply`, `get_stream`, `inbox`: the async client and its reader thread; `direct/`: the direct HTTP/1.1 client, its pool and wire format; `legacy_sse`: HTTP+SSE) |
+//! | `auth/` | OAuth for remote servers (§8): what it works with (`flow`), discovery and token requests (`requests`), the grants (`grants`), the browser step's listener (`login`), the token store (`store`) |
+//! | `net/` | the runtime, the shared reqwest clients, the one TLS configuration (`tls`), errors in words |
+//! | `config/` | §2 config parsing, the `auth` key (`auth`), `${NAME}` expansion (`expand`) |
+//! | `mapping/` | the pure MCP ↔ contract mapping: §10 (`elicitation`), names, listed tools, results, provider shapes |
+//! | `pure`, `responder` | the JSON-in/JSON-out functions; one-shot responders |
+//! | `json/` | JSON text untouched (`mod`), canonical text (`canon`), JSON-RPC framing (`rpc`), byte scanning (`scan`) |
+//! | `util/`, `error` | locks, library threads, cutting and masking text (`secrets`, §9), the timer; errors |
 //! | `sys/` | the platform calls: pipes, process groups, signals; `net`: the direct path's sockets |
-//! | `bridge`, `sep1034`, `responder` | the §10 mapping, SEP-1034 defaults/checks, one-shot responders |
-//! | `pure`, `adapters` | the JSON-in/JSON-out functions; tools in a provider's shape |
-//! | `config`, `secrets` | §2 config parsing, `${ENV}` headers; masking secrets in quoted text (§9) |
-//! | `naming`, `shape`, `jsonrpc`, `scan`, `json`, `timer`, `error` | names (§0.1), results (§1), framing, byte scanning, JSON text, timers, errors |
-//! | `canon` | whether JSON text is already what serde_json would write (then it is passed on as it is), and where its outer members are |
 #![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
-mod adapters;
 mod auth;
-mod bridge;
-mod canon;
 mod client;
 mod config;
 mod conn;
@@ -40,17 +39,12 @@ pub mod ffi;
 pub mod fuzzing;
 mod host;
 mod json;
-mod jsonrpc;
-mod listing;
-mod naming;
+mod mapping;
 mod net;
 pub mod pure;
 mod request;
 mod responder;
-mod scan;
-mod sep1034;
 mod session;
-mod shape;
 mod sys;
 mod transport;
 mod util;

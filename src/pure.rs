@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::json::{parse, to_text, type_name};
 use crate::responder::Resolver;
-use crate::{bridge, naming, responder};
+use crate::{mapping::elicitation as bridge, mapping::naming, responder};
 use serde_json::Value;
 
 /// MCP `elicitation/create` params (a JSON object) → a §10 Request. Anything but an object,
@@ -61,5 +61,8 @@ pub fn sanitize_name(name_json: &str) -> Result<String> {
 /// A JSON array of tools → the provider's function-calling shape (`openai`, `anthropic`,
 /// `gemini`; c-api.md "Tools for a model").
 pub fn tools_to_provider(tools_json: &str, style: &str) -> Result<String> {
-    crate::adapters::tools_to_provider(tools_json, crate::adapters::Style::parse(style)?)
+    crate::mapping::adapters::tools_to_provider(
+        tools_json,
+        crate::mapping::adapters::Style::parse(style)?,
+    )
 }

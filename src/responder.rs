@@ -3,8 +3,8 @@
 //! never-reused token so that a late, repeated or racing answer is `Closed`, never a
 //! use-after-free.
 
-use crate::bridge::{parse_answer, Answer};
 use crate::error::{Error, ErrorKind, Result};
+use crate::mapping::elicitation::{parse_answer, Answer};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -160,7 +160,10 @@ pub trait Resolver: Send + Sync {
 
 /// Runs `resolver` synchronously for the pure `server_request_response` (c-api.md): only an
 /// answer given before it returns counts; `TN_DEFERRED`, a failure code or no answer is cancel.
-pub fn resolve_now(resolver: &dyn Resolver, request: &crate::bridge::Request) -> Option<Answer> {
+pub fn resolve_now(
+    resolver: &dyn Resolver,
+    request: &crate::mapping::elicitation::Request,
+) -> Option<Answer> {
     let slot: Arc<Mutex<Option<Finish>>> = Arc::new(Mutex::new(None));
     let s = slot.clone();
     let token = open(0, request.id.clone(), move |f| *lock(&s) = Some(f));

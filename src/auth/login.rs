@@ -140,7 +140,7 @@ pub(super) async fn browser_step(
     if let Some(l) = loopback {
         l.serve(tx.clone());
     }
-    let id = crate::bridge::next_request_id();
+    let id = crate::mapping::elicitation::next_request_id();
     let json = request_json(&id, server, url);
     let answer_tx = tx.clone();
     let (Some(patience), Some(token)) = (

@@ -42,7 +42,7 @@ impl Finish {
 impl Drop for Finish {
     fn drop(&mut self) {
         if self.started && self.done.is_some() {
-            self.fire(crate::shape::failure(
+            self.fire(crate::mapping::shape::failure(
                 "internal error: the call failed inside toolnexus (a bug)",
             ));
         }
@@ -134,7 +134,7 @@ impl Client {
                 Resumed::From(start) => session.call_from(&remote, &args, &ctl, start),
             }
             .unwrap_or_else(|| {
-                crate::shape::failure(&format!("{}: disconnected", session.spec.name))
+                crate::mapping::shape::failure(&format!("{}: disconnected", session.spec.name))
             });
             // Whatever ended the call, a cancel that came first is what done reports (§7:
             // tn_call_cancel is TN_OK only when it ends the call).
@@ -252,19 +252,19 @@ impl Client {
         let next = if session.era != resume.era
             || session.protocol_version != resume.protocol_version
         {
-            Resumed::Done(crate::shape::failure(&format!(
+            Resumed::Done(crate::mapping::shape::failure(&format!(
                 "server `{}`: tools/call `{}` cannot be resumed: the server now speaks protocol {} ({}), the call was suspended under {}; nothing was sent",
                 server.name,
                 resume.tool,
                 session.protocol_version,
-                if session.era == crate::transport::Era::Modern { "modern" } else { "legacy" },
+                if session.era == crate::session::Era::Modern { "modern" } else { "legacy" },
                 resume.protocol_version
             )))
         } else {
             match resume.answers(answers_json)? {
                 crate::session::Continue::From(start) => Resumed::From(start),
                 crate::session::Continue::Fails(why) => {
-                    Resumed::Done(crate::shape::failure(&format!(
+                    Resumed::Done(crate::mapping::shape::failure(&format!(
                         "server `{}`: tools/call `{}` failed: {why}",
                         server.name, resume.tool
                     )))
@@ -304,8 +304,8 @@ impl Client {
         let args: std::borrow::Cow<'_, str> = match args_json {
             None => "{}".into(),
             Some(a) => {
-                crate::jsonrpc::check_object_text(a, "args_json")?;
-                crate::jsonrpc::one_line(a.trim())
+                crate::json::rpc::check_object_text(a, "args_json")?;
+                crate::json::rpc::one_line(a.trim())
             }
         };
         let tool = self.tools.get(name).ok_or_else(|| self.not_found(name))?;
@@ -330,7 +330,7 @@ impl Client {
             if matches!(s.state, State::Connected(_)) {
                 continue;
             }
-            let prefix = crate::naming::sanitize(&s.name) + "_";
+            let prefix = crate::mapping::naming::sanitize(&s.name) + "_";
             if name.starts_with(&prefix) && best.is_none_or(|(len, _)| prefix.len() > len) {
                 best = Some((prefix.len(), s));
             }

@@ -6,7 +6,7 @@ use crate::config::{self, Entry};
 use crate::conn::RequestError;
 use crate::error::{Error, ErrorKind, Result};
 use crate::host::LiveBridge;
-use crate::listing::ListedTool;
+use crate::mapping::listing::ListedTool;
 use crate::responder::Resolver;
 use crate::session::{self, Session};
 use serde_json::{Map, Value};
@@ -176,7 +176,7 @@ impl Client {
                 if !filter.allows(&remote) || !listed_here.insert(remote.clone()) {
                     continue;
                 }
-                let host = crate::naming::tool_name(&server_name, &remote);
+                let host = crate::mapping::naming::tool_name(&server_name, &remote);
                 // The first server in name order owns a name (§3); `self.tools` knows whose it is.
                 if let Some(other) = self.tools.get(&host) {
                     let msg = format!(
@@ -243,8 +243,8 @@ impl Client {
                         "era".into(),
                         Value::String(
                             match session.era {
-                                crate::transport::Era::Legacy => "legacy",
-                                crate::transport::Era::Modern => "modern",
+                                crate::session::Era::Legacy => "legacy",
+                                crate::session::Era::Modern => "modern",
                             }
                             .into(),
                         ),

@@ -1,11 +1,12 @@
 //! One connection's bookkeeping, the same for every transport (architecture principle 2): ids,
 //! the pending-call map, waking the waiting caller directly from the reader (no hop), and the
-//! pause clocks. The reader files every inbound line through [`Conn::on_line`]: a response goes
-//! to its waiter, a server request to [`crate::live_bridge`], anything else is dropped.
+//! pause clocks. The reader files every inbound line through the transport's [`Inbound`] sink,
+//! which `Conn` implements: a response goes to its waiter, a server request to the host's
+//! [`ServerRequests`] (`crate::host` answers them), anything else is dropped.
 
 mod pause_clock;
 
-use crate::jsonrpc::{self, LineKind};
+use crate::json::rpc::{self as jsonrpc, LineKind};
 pub(crate) use crate::request::{Limits, ProgressSink, Reply, Req, RequestError};
 use crate::transport::{Inbound, OutKind, Outgoing, Transport};
 use crate::util::lock;

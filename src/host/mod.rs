@@ -2,11 +2,13 @@
 //! bounds ([`LiveBridge`]), the one re-entrancy guard (which client's callback, which
 //! connection's inline resolver this thread is running), answering a server's own requests on
 //! a live connection ([`server_requests`]), the questions of an MRTR round or a -32042 error
-//! ([`question`]), and the login's browser step ([`login`], what auth knows as
+//! ([`question`]), the live bridge's SEP-1034 defaults and checks on an answer ([`sep1034`]),
+//! and the login's browser step ([`login`], what auth knows as
 //! [`crate::auth::LoginHost`]).
 
 pub(crate) mod login;
 pub(crate) mod question;
+pub(crate) mod sep1034;
 pub(crate) mod server_requests;
 
 use crate::responder::Resolver;

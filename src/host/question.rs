@@ -2,8 +2,8 @@
 //! thread: no reader is blocked.
 
 use super::LiveBridge;
-use crate::bridge;
 use crate::conn::Conn;
+use crate::mapping::elicitation as bridge;
 use crate::responder::{self, ResolverReturn};
 use crate::util::lock;
 use serde_json::Value;
@@ -55,7 +55,8 @@ impl Question {
             if let Some(k) = lock(&tk).take() {
                 crate::util::timer::cancel(k);
             }
-            let (result, why) = crate::sep1034::live_result(finish, url_mode, schema.as_ref());
+            let (result, why) =
+                crate::host::sep1034::live_result(finish, url_mode, schema.as_ref());
             if let Some(why) = why.as_ref().filter(|w| !w.starts_with(SUSPENDED)) {
                 c.set_elicitation_error(why);
             }

@@ -1,12 +1,12 @@
 //! A server's own requests on a live connection (contract §4): `elicitation/create` goes to
 //! the host's resolver, inline on the reader thread with the concerned call timers paused;
-//! `ping` and anything else get the pure mapping's reply ([`crate::bridge::route`]). The pure
+//! `ping` and anything else get the pure mapping's reply ([`crate::mapping::elicitation::route`]). The pure
 //! functions stay byte-identical to the vectors; this adds SEP-1034 defaults and checks, the
 //! answer's timeout, and the re-entrancy mark.
 
 use super::LiveBridge;
-use crate::bridge::{self, Route};
 use crate::conn::{Conn, PauseClock};
+use crate::mapping::elicitation::{self as bridge, Route};
 use crate::responder::{self, ResolverReturn};
 use crate::util::lock;
 use serde_json::{Map, Value};
@@ -106,7 +106,7 @@ fn elicit(
         if let (Some(carrier), Some(t)) = (carrier, ot.get()) {
             c.uncarry(carrier, *t);
         }
-        let (result, why) = crate::sep1034::live_result(finish, url_mode, schema.as_ref());
+        let (result, why) = crate::host::sep1034::live_result(finish, url_mode, schema.as_ref());
         if let Some(why) = why {
             c.set_elicitation_error(&why);
         }

@@ -21,10 +21,10 @@
 //! re-sent in the other era to recover a call.
 
 use super::probe::{self, Verdict};
+use super::Era;
 use super::{legacy, Session, StartError};
 use crate::config::{Endpoint, Protocol};
 use crate::host::LiveBridge;
-use crate::transport::Era;
 
 use super::modern::MODERN_VERSION;
 
@@ -76,7 +76,7 @@ pub(super) fn choose(s: &mut Session, live: &Option<LiveBridge>) -> Result<(), S
     }
     if modern && s.spec.protocol == Protocol::Auto && s.with_resolver {
         // HTTP with a resolver: the handshake era too, when it opens a session.
-        s.transport.set_era(Era::Legacy);
+        s.wire_era(Era::Legacy);
         match legacy::initialize(s) {
             Ok(version) if s.transport.carries_server_requests() => {
                 return handshake_done(
@@ -143,7 +143,7 @@ pub(super) fn choose(s: &mut Session, live: &Option<LiveBridge>) -> Result<(), S
     }
     if modern {
         s.era = Era::Modern;
-        s.transport.set_era(Era::Modern);
+        s.wire_era(Era::Modern);
         s.protocol_version = MODERN_VERSION.to_string();
     }
     s.era_reason = s.spec.secrets().mask(&reason);

@@ -80,18 +80,24 @@ pub(super) fn initialize(s: &Session) -> Result<String, HandshakeError> {
 /// The rest of the handshake after `initialize` settled on `version`: the version noted,
 /// `notifications/initialized`, the standalone stream; any warning for the status.
 pub(super) fn finish(s: &Session, version: &str) -> Result<Vec<String>, HandshakeError> {
-    s.transport.negotiated(version);
+    if let Some(h) = &s.http {
+        h.negotiated(version);
+    }
     s.conn
         .notify_ordered("notifications/initialized")
         .map_err(|e| HandshakeError::Failed(s.phase_error("initialize", &e)))?;
-    Ok(s.transport.open_server_stream().into_iter().collect())
+    Ok(s.http
+        .as_ref()
+        .and_then(|h| h.open_get_stream())
+        .into_iter()
+        .collect())
 }
 
 /// A request sent on HTTP session `generation` met a 404: initialize again, unless another
 /// request already did (§5). New requests wait meanwhile ([`Session::hold`]).
 pub(super) fn reestablish(s: &Session, generation: u64) -> Result<(), RequestError> {
     let _one_at_a_time = lock(&s.renewing);
-    if s.transport.session_generation() != generation {
+    if s.http.as_ref().map_or(0, |h| h.session_generation()) != generation {
         return Ok(());
     }
     s.hold.close();
@@ -119,7 +125,9 @@ fn renew(s: &Session) -> Result<(), RequestError> {
                 "re-initializing failed at notifications/initialized: {e}"
             ))
         })?;
-    let _ = s.transport.open_server_stream();
+    if let Some(h) = &s.http {
+        let _ = h.open_get_stream();
+    }
     Ok(())
 }
 

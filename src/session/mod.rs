@@ -16,8 +16,9 @@ pub(crate) use suspend::{decode as decode_resume, Continue, Resume};
 use crate::config::{Endpoint, ServerSpec};
 use crate::conn::{Conn, ProgressSink, Req, RequestError};
 use crate::host::LiveBridge;
-use crate::listing::{self, ListedTool};
-use crate::transport::{Era, Transport};
+use crate::mapping::listing::{self, ListedTool};
+use crate::transport::http::HttpTransport;
+use crate::transport::Transport;
 use crate::util::lock;
 pub(crate) use call_state::CallState;
 use std::collections::{HashMap, HashSet};
@@ -50,11 +51,23 @@ impl CallCtl<'_> {
 /// The most `tools/list` pages followed (§3).
 const MAX_PAGES: usize = 1000;
 
+/// The protocol era a server is spoken to in (§6).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Era {
+    /// The `initialize` handshake (2024-11-05 … 2025-11-25).
+    Legacy,
+    /// MCP 2026-07-28.
+    Modern,
+}
+
 /// A connected server.
 pub(crate) struct Session {
     pub(crate) spec: ServerSpec,
     pub(crate) conn: Arc<Conn>,
     pub(crate) transport: Arc<dyn Transport>,
+    /// The same transport when it is HTTP: the session tells it the MCP facts only HTTP puts
+    /// on the wire (era, negotiated version) and asks it which session it is on (§5, §6).
+    pub(crate) http: Option<Arc<HttpTransport>>,
     /// The protocol era the server speaks (§6).
     pub(crate) era: Era,
     pub(crate) protocol_version: String,
@@ -132,6 +145,7 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
     let conn = Conn::new(answering);
     let inbound: Arc<dyn crate::transport::Inbound> = conn.clone();
     let failed = |e: String| phase_error(spec, "connect", &e);
+    let mut http_transport = None;
     let transport: Arc<dyn Transport> = match &spec.endpoint {
         Endpoint::Local { command, env, cwd } => crate::transport::stdio::spawn(
             &spec.name,
@@ -178,7 +192,9 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
                 max_bytes: spec.max_message_bytes,
                 pool_idle: *pool_idle_timeout,
             };
-            crate::transport::http::connect(remote, bounds, &inbound).map_err(failed)?
+            let t = crate::transport::http::connect(remote, bounds, &inbound).map_err(failed)?;
+            http_transport = Some(t.clone());
+            t
         }
     };
     conn.attach(transport.clone());
@@ -186,6 +202,7 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
         spec: spec.clone(),
         conn,
         transport,
+        http: http_transport,
         live,
         era: Era::Legacy,
         protocol_version: String::new(),
@@ -223,6 +240,17 @@ impl Session {
     }
 
     /// Starts the server again (its child exited during the probe, §6).
+    /// Tells an HTTP transport the era spoken from now on (§6: MCP 2026-07-28 has no session,
+    /// its own headers, no resumption); stdio carries no era on the wire.
+    fn wire_era(&self, era: Era) {
+        if let Some(h) = &self.http {
+            match era {
+                Era::Modern => h.speak_modern(),
+                Era::Legacy => h.speak_handshake(),
+            }
+        }
+    }
+
     fn restart(&mut self, live: &Option<LiveBridge>) -> Result<(), StartError> {
         self.stop();
         *self = start(&self.spec, live.clone())?;
@@ -290,7 +318,7 @@ impl Session {
             if let Some(c) = &cursor {
                 params.push_str(if modern { "," } else { "{" });
                 params.push_str(r#""cursor":"#);
-                crate::jsonrpc::push_json_string(&mut params, c);
+                crate::json::rpc::push_json_string(&mut params, c);
             }
             if !params.is_empty() {
                 params.push('}');

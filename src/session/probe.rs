@@ -12,9 +12,9 @@
 //! speaks 2026-07-28 answers in milliseconds, loaded or not. Over HTTP the server is already
 //! running, and the timeout counts from the request.
 
+use super::Era;
 use super::{modern, Session};
 use crate::conn::{Limits, Req, RequestError};
-use crate::transport::Era;
 
 /// The probe's verdict.
 pub(super) enum Verdict {
@@ -38,7 +38,7 @@ impl Verdict {
 }
 
 pub(super) fn run(s: &Session) -> Verdict {
-    s.transport.set_era(Era::Modern);
+    s.wire_era(Era::Modern);
     let params = modern::discover_params(s.with_resolver);
     let transport = s.transport.clone();
     let read_all = move || transport.peer_read_all().unwrap_or(true);
@@ -54,7 +54,7 @@ pub(super) fn run(s: &Session) -> Verdict {
         .conn
         .request(&req)
         .0
-        .and_then(|line| crate::jsonrpc::result_value(&line).map_err(RequestError::Rpc));
+        .and_then(|line| crate::json::rpc::result_value(&line).map_err(RequestError::Rpc));
     let verdict = match r {
         Ok(v) if modern::is_discover_result(&v) => Verdict::Modern,
         // Masked before it is cut, so that no part of a secret the server echoed survives (§9).
@@ -82,7 +82,7 @@ pub(super) fn run(s: &Session) -> Verdict {
         Err(f) => Verdict::Legacy(s.explain(&f)),
     };
     if !matches!(verdict, Verdict::Modern) {
-        s.transport.set_era(Era::Legacy);
+        s.wire_era(Era::Legacy);
     }
     verdict
 }

@@ -6,12 +6,12 @@
 //! and the result shaped with every failure an isError naming server, phase and cause.
 
 use super::suspend::{self, Pending, SavedRequest, Start};
+use super::Era;
 use super::{modern, CallCtl, Session, NEXT_PROGRESS_TOKEN};
-use crate::bridge::{self, ElicitResult};
 use crate::conn::{Limits, Req, RequestError};
 use crate::host::question::{Asked, Question};
 use crate::host::server_requests::ASKED_WITHOUT_RESOLVER;
-use crate::transport::Era;
+use crate::mapping::elicitation::{self as bridge, ElicitResult};
 use serde_json::{Map, Value};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -93,7 +93,7 @@ impl Session {
             }
             let asked_line = |r: String| {
                 if asked {
-                    crate::shape::append_line(&r, ASKED_WITHOUT_RESOLVER)
+                    crate::mapping::shape::append_line(&r, ASKED_WITHOUT_RESOLVER)
                 } else {
                     r
                 }
@@ -102,7 +102,7 @@ impl Session {
             // host are looked at here (a cheap check first: results rarely say "error").
             let reply = match reply {
                 Ok(line) if line.contains("\"error\"") => {
-                    match crate::jsonrpc::result_value(&line) {
+                    match crate::json::rpc::result_value(&line) {
                         Err(e)
                             if matches!(
                                 e.get("code").and_then(Value::as_i64),
@@ -152,12 +152,15 @@ impl Session {
                     // The server needs input and we declared no elicitation (§6): say why.
                     self.conn.set_elicitation_error(ASKED_WITHOUT_RESOLVER);
                     let r = self.shape_failure(remote, RequestError::Rpc(e), limits)?;
-                    return Some(crate::shape::append_line(&r, ASKED_WITHOUT_RESOLVER));
+                    return Some(crate::mapping::shape::append_line(
+                        &r,
+                        ASKED_WITHOUT_RESOLVER,
+                    ));
                 }
                 Err(e) => return self.shape_failure(remote, e, limits).map(asked_line),
             };
             if self.era == Era::Modern {
-                let result = match crate::jsonrpc::result_value(&line) {
+                let result = match crate::json::rpc::result_value(&line) {
                     Ok(r) => r,
                     Err(e) => {
                         return self
@@ -211,7 +214,7 @@ impl Session {
                     return Some(self.cancelled(remote));
                 }
             }
-            return match crate::shape::from_response(&line) {
+            return match crate::mapping::shape::from_response(&line) {
                 Ok(r) => Some(asked_line(r)),
                 Err(e) => self
                     .shape_failure(remote, RequestError::Rpc(e), limits)
@@ -225,7 +228,7 @@ impl Session {
     fn call_params(&self, remote: &str, args_json: &str, token: u64, start: &Start) -> String {
         let mut p = String::with_capacity(remote.len() + args_json.len() + 96);
         p.push_str(r#"{"name":"#);
-        crate::jsonrpc::push_json_string(&mut p, remote);
+        crate::json::rpc::push_json_string(&mut p, remote);
         p.push_str(r#","arguments":"#);
         p.push_str(args_json);
         if self.era == Era::Modern {
@@ -241,7 +244,7 @@ impl Session {
             }
             if let Some(s) = &start.request_state {
                 p.push_str(r#","requestState":"#);
-                crate::jsonrpc::push_json_string(&mut p, s);
+                crate::json::rpc::push_json_string(&mut p, s);
             }
         } else {
             p.push_str(r#","_meta":{"progressToken":"#);
@@ -469,14 +472,14 @@ impl Session {
     }
 
     fn fail(&self, remote: &str, why: &str) -> String {
-        crate::shape::failure(&self.spec.secrets().mask(&format!(
+        crate::mapping::shape::failure(&self.spec.secrets().mask(&format!(
             "server `{}`: tools/call `{remote}` failed: {why}",
             self.spec.name
         )))
     }
 
     pub(crate) fn cancelled(&self, remote: &str) -> String {
-        crate::shape::failure(&format!(
+        crate::mapping::shape::failure(&format!(
             "server `{}`: tools/call `{remote}` was cancelled",
             self.spec.name
         ))
@@ -492,7 +495,7 @@ impl Session {
             return;
         }
         let mut params = format!(r#"{{"requestId":{id},"reason":"#);
-        crate::jsonrpc::push_json_string(&mut params, reason);
+        crate::json::rpc::push_json_string(&mut params, reason);
         params.push('}');
         let _ = self.conn.notify("notifications/cancelled", Some(&params));
     }
@@ -528,7 +531,9 @@ impl Session {
                 self.era_hint(&f)
             ),
         };
-        Some(crate::shape::failure(&self.spec.secrets().mask(&text)))
+        Some(crate::mapping::shape::failure(
+            &self.spec.secrets().mask(&text),
+        ))
     }
 
     /// What to do when a dual-era server refused a way of asking that only the other era has

@@ -5,10 +5,10 @@
 //! server's name, the tool, the arguments, the era, the round count, the `requestState` and the
 //! questions as the server sent them.
 
-use crate::bridge;
+use super::Era;
 use crate::error::{Error, Result};
+use crate::mapping::elicitation as bridge;
 use crate::responder::Finish;
-use crate::transport::Era;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -220,8 +220,11 @@ impl Resume {
                 },
                 None => Finish::Cancel("no answer in answers_json".into()),
             };
-            let (result, _) =
-                crate::sep1034::live_result(finish, url_mode, r.params.get("requestedSchema"));
+            let (result, _) = crate::host::sep1034::live_result(
+                finish,
+                url_mode,
+                r.params.get("requestedSchema"),
+            );
             if self.url_step
                 && !matches!(
                     result,

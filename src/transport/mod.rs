@@ -1,7 +1,8 @@
 //! Transports: how bytes reach a server and come back, and nothing of the MCP lifecycle (the
-//! handshake, list, call and the bridge live above them, in `session`, `conn` and
-//! `live_bridge`, written once). A transport sends what [`crate::conn::Conn`] hands it and files
-//! every inbound message back through `Conn::on_line`.
+//! handshake, list, call and the bridge live above them, in `session`, `conn` and `host`,
+//! written once). A transport sends what the connection hands it and files every inbound
+//! message back through the [`Inbound`] sink it was given (the connection implements it), so
+//! the arrow points down: nothing here names `conn`.
 
 pub(crate) mod http;
 pub(crate) mod sse;
@@ -27,15 +28,6 @@ pub(crate) struct Outgoing<'a> {
     /// A request's own timeout (the call's, §7): writing it ends by then (issue 22). None: the
     /// transport's phase timeout.
     pub(crate) timeout: Option<Duration>,
-}
-
-/// The protocol era a connection speaks (§6).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Era {
-    /// The `initialize` handshake (2024-11-05 … 2025-11-25).
-    Legacy,
-    /// MCP 2026-07-28.
-    Modern,
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -93,17 +85,6 @@ pub(crate) trait Transport: Send + Sync {
     }
     /// The connection is about to close: writes stop waiting on a peer that does not read.
     fn begin_close(&self) {}
-    /// The protocol version the handshake settled on (HTTP sends it on every later request).
-    fn negotiated(&self, _version: &str) {}
-    /// After `notifications/initialized`: opens the server's standalone stream where the
-    /// transport has one, and waits for the server's answer (§5). A warning for the status
-    /// when it could not be opened.
-    fn open_server_stream(&self) -> Option<String> {
-        None
-    }
-    /// The era the session speaks from now on (§6): over HTTP, MCP 2026-07-28 has no session,
-    /// its own headers, and no resumption.
-    fn set_era(&self, _era: Era) {}
     /// Whether a call is cancelled by closing its response stream rather than with
     /// `notifications/cancelled` (modern HTTP, §7).
     fn cancels_by_closing(&self) -> bool {
@@ -125,10 +106,5 @@ pub(crate) trait Transport: Send + Sync {
     /// (issue 23), so a child slow to start under load is not taken for a legacy one.
     fn peer_read_all(&self) -> Option<bool> {
         None
-    }
-    /// Which session of the server the transport is on (HTTP counts the sessions it was
-    /// given; a request failed with `RequestError::SessionExpired(n)` was sent on session n).
-    fn session_generation(&self) -> u64 {
-        0
     }
 }

@@ -118,7 +118,7 @@ pub fn messages(data: &str) -> Vec<String> {
 
 /// Whether the connection's reader will take `text` as a message (the same check it applies).
 fn readable(text: &str) -> bool {
-    crate::jsonrpc::line_kind(text.as_bytes()) != crate::jsonrpc::LineKind::Invalid
+    crate::json::rpc::line_kind(text.as_bytes()) != crate::json::rpc::LineKind::Invalid
 }
 
 /// One server-sent event (§5).

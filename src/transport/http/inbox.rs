@@ -88,7 +88,7 @@ impl Filing {
 /// Whether `text` is a notification (a `method` and no `id`): the only kind of message that may
 /// be dropped when the reader falls behind (§5).
 fn is_notification(text: &str) -> bool {
-    crate::scan::top_level(text.as_bytes())
+    crate::json::scan::top_level(text.as_bytes())
         .is_some_and(|t| t.method.is_some() && t.id.is_none_or(|id| id == b"null"))
 }
 

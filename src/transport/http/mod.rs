@@ -100,6 +100,46 @@ impl HttpTransport {
     }
 }
 
+/// What the session tells an HTTP connection and asks of it (§5, §6): MCP facts that only HTTP
+/// carries on the wire (issue 24: they are the session's, so they are not in [`Transport`]).
+impl HttpTransport {
+    /// The session speaks MCP 2026-07-28 from now on: no session, its own headers, no
+    /// resumption.
+    pub(crate) fn speak_modern(&self) {
+        lock(&self.state).mode = Mode::Modern;
+    }
+
+    /// The session speaks the handshake era from now on (after a probe that found no modern
+    /// server): whether streamable or legacy HTTP+SSE is for `initialize` to find out.
+    pub(crate) fn speak_handshake(&self) {
+        let mut st = lock(&self.state);
+        if matches!(st.mode, Mode::Modern) {
+            st.mode = Mode::Unknown;
+        }
+    }
+
+    /// The protocol version the handshake settled on, sent on every later request.
+    pub(crate) fn negotiated(&self, version: &str) {
+        lock(&self.state).version = Some(version.to_string());
+    }
+
+    /// After `notifications/initialized`: opens the server's standalone GET stream and waits
+    /// for the server's answer (§5). A warning for the status when it could not be opened.
+    pub(crate) fn open_get_stream(&self) -> Option<String> {
+        if !matches!(lock(&self.state).mode, Mode::Streamable) {
+            return None; // legacy HTTP+SSE: its one stream is already open
+        }
+        let me = self.me.upgrade()?;
+        runtime().block_on(me.open_server_stream())
+    }
+
+    /// Which session of the server this is (counted as the server hands them out); a request
+    /// failed with `RequestError::SessionExpired(n)` was sent on session n.
+    pub(crate) fn session_generation(&self) -> u64 {
+        lock(&self.state).generation
+    }
+}
+
 impl Transport for HttpTransport {
     fn send(&self, msg: &Outgoing<'_>) -> Result<(), String> {
         self.dispatch(msg)
@@ -124,18 +164,6 @@ impl Transport for HttpTransport {
         }
     }
 
-    fn set_era(&self, era: crate::transport::Era) {
-        let mut st = lock(&self.state);
-        match era {
-            crate::transport::Era::Modern => st.mode = Mode::Modern,
-            crate::transport::Era::Legacy => {
-                if matches!(st.mode, Mode::Modern) {
-                    st.mode = Mode::Unknown;
-                }
-            }
-        }
-    }
-
     fn cancels_by_closing(&self) -> bool {
         matches!(lock(&self.state).mode, Mode::Modern)
     }
@@ -151,10 +179,6 @@ impl Transport for HttpTransport {
             Mode::Streamable => st.session.is_some(),
             Mode::Modern | Mode::Unknown => false,
         }
-    }
-
-    fn session_generation(&self) -> u64 {
-        lock(&self.state).generation
     }
 
     fn shutdown(&self, _grace: Duration) {
@@ -196,17 +220,5 @@ impl Transport for HttpTransport {
                 let _ = h.join();
             }
         }
-    }
-
-    fn negotiated(&self, version: &str) {
-        lock(&self.state).version = Some(version.to_string());
-    }
-
-    fn open_server_stream(&self) -> Option<String> {
-        if !matches!(lock(&self.state).mode, Mode::Streamable) {
-            return None; // legacy HTTP+SSE: its one stream is already open
-        }
-        let me = self.me.upgrade()?;
-        runtime().block_on(me.open_server_stream())
     }
 }

@@ -91,7 +91,7 @@ pub(super) fn header_value(v: &str) -> Result<HeaderValue, RequestError> {
 
 /// Whether the message `text` is the response to our request `id`.
 pub(super) fn answers(text: &str, id: u64) -> bool {
-    crate::jsonrpc::line_kind(text.as_bytes()) == crate::jsonrpc::LineKind::Response(id)
+    crate::json::rpc::line_kind(text.as_bytes()) == crate::json::rpc::LineKind::Response(id)
 }
 
 /// What the status of a POST's reply decides, before its body is read (§5, §6, §8).

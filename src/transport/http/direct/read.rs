@@ -7,7 +7,7 @@
 
 use super::wire::{Framing, Head};
 use super::{Exchange, Step};
-use crate::jsonrpc::LineKind;
+use crate::json::rpc::LineKind;
 use crate::net::runtime;
 use crate::request::RequestError;
 use crate::transport::http::inbox::Inbox;
@@ -301,8 +301,8 @@ impl HttpTransport {
     /// connection, and a cancel or disconnect never waits on it); responses and notifications
     /// are filed here.
     fn file_now(&self, msg: String, id: u64) {
-        let request = crate::jsonrpc::line_kind(msg.as_bytes()) == LineKind::Message
-            && crate::scan::top_level(msg.as_bytes())
+        let request = crate::json::rpc::line_kind(msg.as_bytes()) == LineKind::Message
+            && crate::json::scan::top_level(msg.as_bytes())
                 .is_some_and(|t| t.method.is_some() && t.id.is_some_and(|i| i != b"null"));
         if request {
             self.filing.file_blocking(Inbox::Message(msg, Some(id)));

@@ -2,6 +2,9 @@
 //! `preserve_order` (key order) and `arbitrary_precision` (number text; its parser writes every
 //! exponent as a lower-case `e` with an explicit sign, which is the pinned normalisation).
 
+pub(crate) mod canon;
+pub(crate) mod rpc;
+pub(crate) mod scan;
 use crate::error::{Error, ErrorKind, Result};
 use serde_json::{Map, Value};
 

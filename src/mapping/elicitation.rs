@@ -3,8 +3,8 @@
 //! functions; the byte-parity vectors in `shared/parity/` pin every choice here.
 
 use crate::error::{Error, Result};
+use crate::json::rpc::{self as jsonrpc, Inbound};
 use crate::json::type_name;
-use crate::jsonrpc::{self, Inbound};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};

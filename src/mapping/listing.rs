@@ -7,8 +7,8 @@
 //! write it out again was most of the library's own work in a connect (callgrind, the bench
 //! fixture's 29 tools: ~40% of the host's user-space instructions per connect).
 
-use crate::canon::{self, Member};
-use crate::scan;
+use crate::json::canon::{self, Member};
+use crate::json::scan;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -91,7 +91,7 @@ pub(crate) fn page(line: &str) -> Option<(Vec<ListedTool>, Option<String>)> {
 /// A `tools/list` page parsed into values: its tools (moved out of it, not copied) and its
 /// `nextCursor`; the error object (or what was wrong) when it has no `result`.
 pub(crate) fn parsed_page(line: &str) -> Result<(Vec<ListedTool>, Option<String>), Value> {
-    let mut page = crate::jsonrpc::result_value(line)?;
+    let mut page = crate::json::rpc::result_value(line)?;
     let mut tools = Vec::new();
     if let Some(Value::Array(items)) = page.get_mut("tools").map(Value::take) {
         tools.extend(items.into_iter().filter_map(|t| match t {

@@ -2,7 +2,7 @@
 //! more"): SEP-1034 defaults filled in on a form-mode accept, the content checked against the
 //! requested schema (types, `required`, enum values), and URL-mode accepts without content.
 
-use crate::bridge::{answer_to_result, ElicitResult};
+use crate::mapping::elicitation::{answer_to_result, ElicitResult};
 use crate::responder::Finish;
 use serde_json::{Map, Value};
 
@@ -155,8 +155,8 @@ fn is_integer(v: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bridge::Answer;
     use crate::json::{parse, to_text};
+    use crate::mapping::elicitation::Answer;
 
     fn run(schema: &str, data: &str) -> (String, Option<String>) {
         let schema = parse(schema, "s").unwrap();

@@ -2,7 +2,7 @@
 //! parts are never lost: they ride in `metadata.parts`, and are described in `output` when it
 //! would otherwise be empty.
 
-use crate::scan;
+use crate::json::scan;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -67,7 +67,7 @@ pub fn from_response(line: &str) -> Result<String, Value> {
             return Ok(out);
         }
     }
-    match crate::jsonrpc::result_value(line) {
+    match crate::json::rpc::result_value(line) {
         Ok(v) => Ok(tool_result(&v)),
         Err(e) => Err(e),
     }
@@ -154,7 +154,7 @@ fn render(output: &str, is_error: bool, metadata: Option<Value>) -> String {
     // +1 leaves room for the NUL the C string adds, so handing it out does not reallocate.
     let mut s = String::with_capacity(output.len() + 48);
     s.push_str("{\"output\":");
-    crate::jsonrpc::push_json_string(&mut s, output);
+    crate::json::rpc::push_json_string(&mut s, output);
     s.push_str(if is_error {
         ",\"isError\":true"
     } else {

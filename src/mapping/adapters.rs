@@ -125,7 +125,7 @@ mod tests {
     /// (the error's status name), one per line.
     #[test]
     fn provider_vectors() {
-        let text = include_str!("../tests/vectors/providers.jsonl");
+        let text = include_str!("../../tests/vectors/providers.jsonl");
         let mut n = 0;
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {

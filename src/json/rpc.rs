@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-/// What a raw line is, from its top-level `id` and `method` ([`crate::scan`]).
+/// What a raw line is, from its top-level `id` and `method` ([`super::scan`]).
 #[derive(Debug, PartialEq)]
 pub enum LineKind {
     /// A response to our request with this (numeric) id.
@@ -21,7 +21,7 @@ pub enum LineKind {
 /// Classifies one raw line (by `method` first, then `id`), validating it as strictly as
 /// serde_json but without building anything: the reader's hot path.
 pub fn line_kind(line: &[u8]) -> LineKind {
-    let Some(top) = crate::scan::top_level(line) else {
+    let Some(top) = crate::json::scan::top_level(line) else {
         return LineKind::Invalid;
     };
     match (top.method, top.id) {
@@ -270,7 +270,7 @@ pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Checks that `text` is one JSON object, cheaply (no tree is built), for embedding as is.
 pub fn check_object_text(text: &str, what: &str) -> Result<()> {
-    if crate::scan::top_level(text.as_bytes()).is_some() {
+    if crate::json::scan::top_level(text.as_bytes()).is_some() {
         return Ok(());
     }
     // Not one strict JSON object: parse to say precisely what is wrong.

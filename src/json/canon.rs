@@ -4,7 +4,7 @@
 //! of every connect, §3). The check validates as it goes and can note where the members of the
 //! outer levels are, so that a caller takes the text apart without walking it again.
 
-use crate::scan::{number, MAX_DEPTH};
+use crate::json::scan::{number, MAX_DEPTH};
 use std::ops::Range;
 
 /// One member of an object (`key` is the key's text, quotes included) or one element of an

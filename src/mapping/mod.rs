@@ -1,0 +1,10 @@
+//! The mapping between MCP and the toolnexus contract, pure (contract §0.1, §1, §4, §10): the
+//! elicitation bridge's tables ([`elicitation`]), tool names ([`naming`]), listed tools
+//! ([`listing`]), results ([`shape`]), and tools in a model provider's shape ([`adapters`]).
+//! No I/O, nothing of C. (The live bridge's SEP-1034 defaults are the host's: `host::sep1034`.)
+
+pub(crate) mod adapters;
+pub(crate) mod elicitation;
+pub(crate) mod listing;
+pub(crate) mod naming;
+pub(crate) mod shape;
