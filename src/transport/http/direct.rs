@@ -46,8 +46,8 @@ pub(super) struct Exchange {
     pub(super) had_session: bool,
     /// The token generation the request carried (§8).
     pub(super) sent_with: u64,
-    /// A 401/403's challenge, once its body is in (authorization runs then, §8).
-    pub(super) denied: Option<Option<String>>,
+    /// A 401/403's challenge and DPoP nonce, once its body is in (authorization runs then, §8).
+    pub(super) denied: Option<(Option<String>, Option<String>)>,
 }
 
 thread_local! {
@@ -132,12 +132,12 @@ impl HttpTransport {
             h.extend_from_slice(value);
             h.extend_from_slice(b"\r\n");
         };
-        // The configured headers, plus the bearer token when there is one (§8).
+        // The configured headers, plus the authorization when there is a token (§8).
         for (k, v) in self.headers.iter() {
             header(k.as_str().as_bytes(), v.as_bytes());
         }
-        if let (_, Some(bearer)) = self.auth.bearer() {
-            header(b"authorization", bearer.as_bytes());
+        for (k, v) in self.auth.authorization("POST", &self.url) {
+            header(k.as_str().as_bytes(), v.as_bytes());
         }
         if modern {
             header(b"mcp-protocol-version", MODERN_VERSION.as_bytes());
@@ -190,7 +190,7 @@ impl HttpTransport {
                 return Ok(());
             }
         }
-        let sent_with = self.auth.bearer().0;
+        let sent_with = self.auth.generation();
         let bytes = match self.request_bytes(&out, modern, d) {
             Ok(b) => b,
             Err(e) => {

@@ -40,7 +40,7 @@ impl HttpTransport {
         let mut rounds = crate::auth::Rounds::default();
         let resp = loop {
             self.auth.before_send().await.map_err(RequestError::Auth)?;
-            let sent_with = self.auth.bearer().0;
+            let sent_with = self.auth.generation();
             let resp = self
                 .send_bounded(self.modern_post(out)?)
                 .await

@@ -275,10 +275,11 @@ impl HttpTransport {
     }
 
     pub(super) fn post(&self, url: Url, body: &str, with_session: bool) -> reqwest::RequestBuilder {
+        let headers = self.request_headers("POST", &url);
         let mut req = self
             .http
             .post(url)
-            .headers(self.request_headers())
+            .headers(headers)
             .header(ACCEPT, ACCEPT_BOTH)
             .header(CONTENT_TYPE, "application/json")
             .body(body.to_string());
@@ -288,12 +289,13 @@ impl HttpTransport {
         req
     }
 
-    /// The configured headers, plus the bearer token when there is one (§8); both only ever
+    /// The configured headers, plus the authorization of this request when there is a token
+    /// (§8: a bearer token, or a DPoP token and a proof for `method` and `url`); both only ever
     /// go to the server's origin (§9).
-    pub(super) fn request_headers(&self) -> HeaderMap {
+    pub(super) fn request_headers(&self, method: &str, url: &Url) -> HeaderMap {
         let mut h = self.headers.clone();
-        if let (_, Some(bearer)) = self.auth.bearer() {
-            h.insert(reqwest::header::AUTHORIZATION, bearer);
+        for (k, v) in self.auth.authorization(method, url) {
+            h.insert(k, v);
         }
         h
     }
@@ -315,7 +317,7 @@ impl HttpTransport {
             .session_headers(
                 self.http
                     .get(self.url.clone())
-                    .headers(self.request_headers()),
+                    .headers(self.request_headers("GET", &self.url)),
             )
             .header(ACCEPT, "text/event-stream");
         match last_event_id {
@@ -342,9 +344,14 @@ impl HttpTransport {
             .get(reqwest::header::WWW_AUTHENTICATE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
+        let nonce = resp
+            .headers()
+            .get("dpop-nonce")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
         match self
             .auth
-            .on_denied(status, challenge, sent_with, rounds, id)
+            .on_denied(status, challenge, nonce, sent_with, rounds, id)
             .await
         {
             crate::auth::Denied::Retry => Ok(true),
@@ -392,7 +399,7 @@ impl HttpTransport {
         let mut rounds = crate::auth::Rounds::default();
         loop {
             self.auth.before_send().await.map_err(RequestError::Auth)?;
-            let sent_with = self.auth.bearer().0;
+            let sent_with = self.auth.generation();
             let (legacy, unknown, had_session, generation) = {
                 let st = lock(&self.state);
                 let legacy = match &st.mode {
@@ -538,7 +545,7 @@ impl Transport for HttpTransport {
             let req = self.session_headers(
                 self.http
                     .delete(self.url.clone())
-                    .headers(self.request_headers()),
+                    .headers(self.request_headers("DELETE", &self.url)),
             );
             let bound = self.timeout.min(Duration::from_secs(2));
             let _ =
