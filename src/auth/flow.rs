@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::time::{SystemTime, UNIX_EPOCH};
+
 use url::Url;
 
 /// What discovery found for one server.
@@ -45,6 +45,11 @@ impl Discovery {
         self.meta.get("client_id_metadata_document_supported") == Some(&Value::Bool(true))
     }
 
+    /// The authorization server takes DPoP proofs of our algorithm (RFC 9449 §5.1).
+    pub fn dpop(&self) -> bool {
+        super::dpop::offered(&self.meta)
+    }
+
     pub fn iss_required(&self) -> bool {
         self.meta
             .get("authorization_response_iss_parameter_supported")
@@ -82,16 +87,21 @@ pub(super) struct Tokens {
     pub lifetime: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// `token_type` as granted: `DPoP` for a token bound to the server's DPoP key (RFC 9449
+    /// §5), else a bearer token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_type: Option<String>,
 }
-
-pub(super) fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
+pub(super) use crate::util::unix_now as now;
 
 impl Tokens {
+    /// Presented as `Authorization: DPoP …` with a proof (RFC 9449 §7.1).
+    pub fn is_dpop(&self) -> bool {
+        self.token_type
+            .as_deref()
+            .is_some_and(|t| t.eq_ignore_ascii_case("dpop"))
+    }
+
     /// Refresh is due when less than min(60 s, half the lifetime) remains (§8).
     pub fn refresh_due(&self) -> bool {
         let Some(at) = self.expires_at else {
@@ -102,23 +112,22 @@ impl Tokens {
     }
 }
 
-/// The parts of a `WWW-Authenticate: Bearer …` challenge we use.
+/// The parts of `WWW-Authenticate` challenges we use: `Bearer` or `DPoP` (RFC 9449 §7.1), one
+/// challenge or several in one header.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub(super) struct Challenge {
     pub resource_metadata: Option<String>,
     pub scope: Option<String>,
     pub error: Option<String>,
+    /// The schemes challenged, lowercase (`bearer`, `dpop`).
+    pub schemes: Vec<String>,
 }
 
-/// Parses the Bearer challenge's auth-params (quoted or token values).
+/// Parses the challenges' auth-params (quoted or token values): the first value of each wins,
+/// except that a DPoP `use_dpop_nonce` error is never hidden by another challenge's error.
 pub(super) fn parse_challenge(header: &str) -> Challenge {
     let mut c = Challenge::default();
     let rest = header.trim();
-    let rest = match rest.split_once(char::is_whitespace) {
-        Some((scheme, r)) if scheme.eq_ignore_ascii_case("bearer") => r,
-        _ if rest.eq_ignore_ascii_case("bearer") => "",
-        _ => rest,
-    };
     let b = rest.as_bytes();
     let mut i = 0;
     while i < b.len() {
@@ -126,14 +135,25 @@ pub(super) fn parse_challenge(header: &str) -> Challenge {
             i += 1;
         }
         let start = i;
-        while i < b.len() && b[i] != b'=' && b[i] != b',' {
+        while i < b.len() && b[i] != b'=' && b[i] != b',' && !b[i].is_ascii_whitespace() {
             i += 1;
         }
-        let name = rest[start..i].trim().to_ascii_lowercase();
-        if i >= b.len() || b[i] != b'=' {
+        if start == i {
+            i += 1; // a stray `=`
             continue;
         }
-        i += 1;
+        let token = &rest[start..i];
+        let mut j = i;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j >= b.len() || b[j] != b'=' {
+            // Not followed by `=`: an auth-scheme, starting a challenge.
+            c.schemes.push(token.to_ascii_lowercase());
+            continue;
+        }
+        let name = token.to_ascii_lowercase();
+        i = j + 1;
         while i < b.len() && b[i].is_ascii_whitespace() {
             i += 1;
         }
@@ -158,11 +178,18 @@ pub(super) fn parse_challenge(header: &str) -> Challenge {
             }
             value = rest[s..i].trim().to_string();
         }
-        match name.as_str() {
-            "resource_metadata" => c.resource_metadata = Some(value),
-            "scope" => c.scope = Some(value),
-            "error" => c.error = Some(value),
-            _ => {}
+        let slot = match name.as_str() {
+            "resource_metadata" => &mut c.resource_metadata,
+            "scope" => &mut c.scope,
+            "error" if value == "use_dpop_nonce" => {
+                c.error = Some(value);
+                continue;
+            }
+            "error" => &mut c.error,
+            _ => continue,
+        };
+        if slot.is_none() {
+            *slot = Some(value);
         }
     }
     c
@@ -288,7 +315,33 @@ mod tests {
         );
         let c = parse_challenge("Bearer realm=x,scope=mcp");
         assert_eq!(c.scope.as_deref(), Some("mcp"));
-        assert_eq!(parse_challenge("Bearer"), Challenge::default());
+        assert_eq!(
+            parse_challenge("Bearer"),
+            Challenge {
+                schemes: vec!["bearer".into()],
+                ..Challenge::default()
+            }
+        );
+        // DPoP (RFC 9449 §7.1), alone and beside Bearer in one header.
+        let c = parse_challenge(r#"DPoP resource_metadata="http://h/.well-known/p""#);
+        assert_eq!(c.schemes, vec!["dpop"]);
+        assert_eq!(
+            c.resource_metadata.as_deref(),
+            Some("http://h/.well-known/p")
+        );
+        let c = parse_challenge(
+            r#"Bearer realm="x", error="invalid_token", DPoP algs="ES256", error="use_dpop_nonce", error_description="nonce""#,
+        );
+        assert_eq!(c.schemes, vec!["bearer", "dpop"]);
+        assert_eq!(c.error.as_deref(), Some("use_dpop_nonce"));
+        let c = parse_challenge(r#"DPoP error="use_dpop_nonce", resource_metadata="http://h/p""#);
+        assert_eq!(c.error.as_deref(), Some("use_dpop_nonce"));
+        assert_eq!(c.resource_metadata.as_deref(), Some("http://h/p"));
+        // A token68 scheme does not confuse what follows.
+        let c = parse_challenge(r#"Basic dXNlcg==, Bearer scope="a""#);
+        assert_eq!(c.scope.as_deref(), Some("a"));
+        assert_eq!(c.schemes, vec!["basic", "bearer"]);
+        assert_eq!(parse_challenge("").schemes, Vec::<String>::new());
     }
 
     #[test]
@@ -341,6 +394,7 @@ mod tests {
             expires_at: Some(now() + 10),
             lifetime: Some(30),
             scope: None,
+            token_type: None,
         };
         assert!(t.refresh_due());
         let t = Tokens {

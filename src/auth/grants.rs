@@ -23,9 +23,73 @@ impl Auth {
         }
         params.push(("resource", d.resource.clone()));
         let t = self
-            .token_request(&d.token, params, &client, &d.issuer)
+            .token_request(
+                &d.token,
+                params,
+                &client,
+                &d.issuer,
+                self.dpop_for(d).as_deref(),
+            )
             .await
             .map_err(|e| format!("the client_credentials grant was refused: {}", e.text()))?;
+        Ok((t, client))
+    }
+
+    /// The JWT-bearer grant (RFC 7523 §2.1) with the configured assertion, for workload
+    /// identity federation (SEP-1933): the assertion is read again for every token request (a
+    /// workload token rotates), the client is the configured one (or none: no client
+    /// authentication), and a refusal fails the server: no retry, no other grant.
+    pub(super) async fn jwt_bearer(
+        &self,
+        d: &Discovery,
+        scope: Option<&str>,
+    ) -> Result<(Tokens, ClientId), String> {
+        let assertion =
+            match (&self.spec.assertion, &self.spec.assertion_file) {
+                (Some(a), _) => a.clone(),
+                (None, Some(f)) => {
+                    let a = std::fs::read_to_string(f)
+                        .map_err(|e| format!("`auth.assertionFile` ({f}) cannot be read: {e}"))?
+                        .trim()
+                        .to_string();
+                    if a.is_empty() {
+                        return Err(format!("`auth.assertionFile` ({f}) is empty"));
+                    }
+                    a
+                }
+                (None, None) => return Err(
+                    "`auth.grant` \"jwt-bearer\" needs `auth.assertion` or `auth.assertionFile`"
+                        .into(),
+                ),
+            };
+        self.add_mask(&assertion);
+        let client = self.configured_client(d).unwrap_or(ClientId {
+            id: String::new(),
+            secret: None,
+            method: "none".into(),
+            redirect_uri: None,
+        });
+        let mut params = vec![
+            (
+                "grant_type",
+                crate::config::auth::JWT_BEARER_GRANT.to_string(),
+            ),
+            ("assertion", assertion),
+        ];
+        if let Some(s) = scope {
+            params.push(("scope", s.to_string()));
+        }
+        params.push(("resource", d.resource.clone()));
+        let t = self
+            .token_request(
+                &d.token,
+                params,
+                &client,
+                &d.issuer,
+                self.dpop_for(d).as_deref(),
+            )
+            .await
+            .map_err(|e| format!("the jwt-bearer grant was refused: {}", e.text()))?;
         Ok((t, client))
     }
 
@@ -54,6 +118,10 @@ impl Auth {
                 let mut found = None;
                 for u in flow::as_urls(&issuer) {
                     if let Some(m) = self.get_json(&u).await {
+                        // RFC 8414 §3.3: only a document naming this very issuer is used.
+                        if m.get("issuer").and_then(|v| v.as_str()) != Some(idp.issuer.as_str()) {
+                            continue;
+                        }
                         if let Some(t) = m.get("token_endpoint").and_then(|v| v.as_str()) {
                             found = Some(t.to_string());
                             break;
@@ -62,7 +130,7 @@ impl Auth {
                 }
                 found.ok_or_else(|| {
                     format!(
-                        "the IdP {} publishes no token_endpoint (set `auth.idp.tokenEndpoint`)",
+                        "the IdP {} publishes no metadata naming it as the issuer with a token_endpoint (set `auth.idp.tokenEndpoint`)",
                         idp.issuer
                     )
                 })?
@@ -99,7 +167,7 @@ impl Auth {
             params.push(("scope", s.to_string()));
         }
         let jag = self
-            .token_request(&idp_token_endpoint, params, &idp_client, &idp.issuer)
+            .token_request(&idp_token_endpoint, params, &idp_client, &idp.issuer, None)
             .await
             .map_err(|e| format!("the IdP's token exchange was refused: {}", e.text()))?;
         let client = self
@@ -117,7 +185,13 @@ impl Auth {
             params.push(("scope", s.to_string()));
         }
         let t = self
-            .token_request(&d.token, params, &client, &d.issuer)
+            .token_request(
+                &d.token,
+                params,
+                &client,
+                &d.issuer,
+                self.dpop_for(d).as_deref(),
+            )
             .await
             .map_err(|e| format!("the jwt-bearer grant was refused: {}", e.text()))?;
         Ok((t, client))
@@ -269,7 +343,13 @@ impl Auth {
             ("resource", d.resource.clone()),
         ];
         let t = self
-            .token_request(&d.token, params, &client, &d.issuer)
+            .token_request(
+                &d.token,
+                params,
+                &client,
+                &d.issuer,
+                self.dpop_for(d).as_deref(),
+            )
             .await
             .map_err(|e| format!("the token request was refused: {}", e.text()))?;
         let mut client = client;

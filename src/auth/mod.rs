@@ -1,18 +1,24 @@
 //! Authorization for remote servers (contract §8, MCP 2025-11-25 authorization, OAuth 2.1),
 //! beside the HTTP transport and used by both eras. The transport's whole surface is small:
-//! [`Auth::bearer`] on each request, [`Auth::before_send`] (load the store, refresh when due),
-//! and [`Auth::on_denied`] when the server answers 401 or 403, which says whether to send the
-//! request again.
+//! [`Auth::authorization`] for the headers of each request (given its method and URL: a DPoP
+//! proof names both), [`Auth::generation`] to say which token a request carried,
+//! [`Auth::before_send`] (load the store, refresh when due), and [`Auth::on_denied`] when the
+//! server answers 401 or 403, which says whether to send the request again.
 //!
-//! - [`spec`]: the `auth` config keys.
-//! - [`flow`]: discovery, registration, token requests, client assertions.
+//! - [`flow`]: discovery results, tokens, challenges, the well-known URLs.
+//! - [`requests`]: discovery, registration, token requests, client assertions.
+//! - [`grants`]: the grants (authorization code, client credentials, JWT bearer, cross-app).
+//! - [`dpop`]: DPoP keys and proofs (RFC 9449).
 //! - [`login`]: the browser step through the host's resolver, and the loopback listener.
 //! - [`store`]: `auth.store`, the token file.
 //!
 //! No token, code, verifier or secret is ever put in a message: every value obtained is added to
 //! this server's masks, and server text is quoted only masked ([`Auth::mask`]).
 
+mod dpop;
 mod flow;
+#[cfg(test)]
+mod flow_tests;
 mod grants;
 mod login;
 mod requests;
@@ -20,8 +26,10 @@ mod store;
 
 use crate::config::auth::{AuthSpec, Grant};
 use crate::util::lock;
+use dpop::DpopKey;
 use flow::{Challenge, ClientId, Discovery, TokenError, Tokens};
-use reqwest::header::HeaderValue;
+use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use url::Url;
@@ -30,6 +38,9 @@ use url::Url;
 const MAX_STEP_UPS: u32 = 2;
 /// 401s handled at most per request (a refresh, then a login, then give up).
 const MAX_UNAUTHORIZED: u32 = 3;
+/// New DPoP nonces taken at most per request from the MCP server (RFC 9449 §9); they do not
+/// count as the 401s above.
+const MAX_NONCES: u32 = 2;
 
 /// What the transport does after a 401/403.
 pub(crate) enum Denied {
@@ -46,6 +57,7 @@ pub(crate) enum Denied {
 pub(crate) struct Rounds {
     step_ups: u32,
     unauthorized: u32,
+    nonces: u32,
 }
 
 /// What the current token was obtained with.
@@ -55,12 +67,21 @@ struct Ctx {
     issuer: String,
     token_endpoint: String,
     client: ClientId,
+    /// The token requests carried DPoP proofs (a refresh carries one too, RFC 9449 §5).
+    dpop: bool,
 }
 
 #[derive(Default)]
 struct State {
     tokens: Option<Tokens>,
     ctx: Option<Ctx>,
+    /// The server's DPoP key (RFC 9449): made when an authorization server first offers DPoP,
+    /// or read back from `auth.store` with the tokens bound to it; kept for the connection.
+    dpop: Option<Arc<DpopKey>>,
+    /// The MCP server's DPoP nonce (RFC 9449 §9), and the authorization servers' by token
+    /// endpoint (§8): each proof to them carries the latest.
+    rs_nonce: Option<String>,
+    as_nonces: HashMap<String, String>,
     /// Bumped whenever the token changes: a request denied with an older token is simply sent
     /// again.
     generation: u64,
@@ -173,15 +194,58 @@ impl Auth {
         crate::util::cut(&self.mask(text.trim()), 200)
     }
 
-    /// The `Authorization` header for the next request, and the token generation it carries.
-    pub(crate) fn bearer(&self) -> (u64, Option<HeaderValue>) {
-        let st = lock(&self.state);
-        let v = st.tokens.as_ref().and_then(|t| {
-            let mut v = HeaderValue::from_str(&format!("Bearer {}", t.access_token)).ok()?;
+    /// The token generation the next request carries (give it back to [`Auth::on_denied`]).
+    pub(crate) fn generation(&self) -> u64 {
+        lock(&self.state).generation
+    }
+
+    /// The authorization headers of one request to the MCP server (§8): none before a token;
+    /// `Authorization: Bearer <token>`; or, for a DPoP-bound token, `Authorization: DPoP
+    /// <token>` and a `DPoP` proof made for this `method` and `url` (its query and fragment
+    /// left out), carrying the server's latest nonce (RFC 9449 §7.1). Each call makes a new
+    /// proof: call it once per request sent.
+    pub(crate) fn authorization(&self, method: &str, url: &Url) -> Vec<(HeaderName, HeaderValue)> {
+        let (token, key, nonce) = {
+            let st = lock(&self.state);
+            let Some(t) = &st.tokens else {
+                return Vec::new();
+            };
+            let key = if t.is_dpop() { st.dpop.clone() } else { None };
+            (t.access_token.clone(), key, st.rs_nonce.clone())
+        };
+        let sensitive = |s: String| {
+            let mut v = HeaderValue::from_str(&s).ok()?;
             v.set_sensitive(true);
             Some(v)
-        });
-        (st.generation, v)
+        };
+        match key {
+            Some(k) => {
+                let proof = k.proof(method, url, nonce.as_deref(), Some(&token));
+                match (sensitive(format!("DPoP {token}")), sensitive(proof)) {
+                    (Some(a), Some(p)) => {
+                        vec![(AUTHORIZATION, a), (HeaderName::from_static("dpop"), p)]
+                    }
+                    _ => Vec::new(),
+                }
+            }
+            None => sensitive(format!("Bearer {token}"))
+                .map(|v| vec![(AUTHORIZATION, v)])
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The DPoP key for token requests to the authorization server `d` found: None when it
+    /// offers no DPoP; else the server's key, made now if there is none yet.
+    fn dpop_for(&self, d: &Discovery) -> Option<Arc<DpopKey>> {
+        if !d.dpop() {
+            return None;
+        }
+        let mut st = lock(&self.state);
+        Some(
+            st.dpop
+                .get_or_insert_with(|| Arc::new(DpopKey::generate()))
+                .clone(),
+        )
     }
 
     fn set_tokens(&self, tokens: Tokens, ctx: Ctx) -> Result<(), String> {
@@ -196,12 +260,20 @@ impl Auth {
             st.generation += 1;
         }
         if let Some(s) = &self.store {
+            // A DPoP-bound token (and its refresh token, RFC 9449 §5) is of no use without the
+            // key: the key is kept beside them.
+            let dpop_key = if ctx.dpop {
+                lock(&self.state).dpop.as_ref().map(|k| k.secret())
+            } else {
+                None
+            };
             s.put(&store::Entry {
                 resource: ctx.resource,
                 issuer: ctx.issuer,
                 token_endpoint: ctx.token_endpoint,
                 client: ctx.client,
                 tokens,
+                dpop_key,
             })?;
         }
         Ok(())
@@ -253,6 +325,15 @@ impl Auth {
             if let Some(sec) = &e.client.secret {
                 self.add_mask(sec);
             }
+            let key = match &e.dpop_key {
+                Some(k) => {
+                    self.add_mask(k);
+                    Some(Arc::new(DpopKey::from_secret(k).map_err(|m| {
+                        format!("{m} ({}); delete that file to log in again", s.path())
+                    })?))
+                }
+                None => None,
+            };
             let mut st = lock(&self.state);
             st.tokens = Some(e.tokens);
             st.ctx = Some(Ctx {
@@ -260,7 +341,11 @@ impl Auth {
                 issuer: e.issuer,
                 token_endpoint: e.token_endpoint,
                 client: e.client,
+                dpop: key.is_some(),
             });
+            if key.is_some() {
+                st.dpop = key;
+            }
             st.generation += 1;
             st.from_store = true;
         }
@@ -284,10 +369,23 @@ impl Auth {
                     if let Some(r) = &e.tokens.refresh_token {
                         self.add_mask(r);
                     }
-                    let mut st = lock(&self.state);
-                    st.tokens = Some(e.tokens);
-                    st.generation += 1;
-                    return Ok(());
+                    // Bound to the key kept with them (the other process's, after a login).
+                    let key = match &e.dpop_key {
+                        Some(k) => {
+                            self.add_mask(k);
+                            DpopKey::from_secret(k).ok().map(Arc::new)
+                        }
+                        None => None,
+                    };
+                    if e.dpop_key.is_none() || key.is_some() {
+                        let mut st = lock(&self.state);
+                        st.tokens = Some(e.tokens);
+                        if key.is_some() {
+                            st.dpop = key;
+                        }
+                        st.generation += 1;
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -299,8 +397,19 @@ impl Auth {
             ("refresh_token", refresh.clone()),
             ("resource", ctx.resource.clone()),
         ];
+        let key = if ctx.dpop {
+            lock(&self.state).dpop.clone()
+        } else {
+            None
+        };
         let mut new = self
-            .token_request(&ctx.token_endpoint, params, &ctx.client, &ctx.issuer)
+            .token_request(
+                &ctx.token_endpoint,
+                params,
+                &ctx.client,
+                &ctx.issuer,
+                key.as_deref(),
+            )
             .await?;
         if new.refresh_token.is_none() {
             new.refresh_token = Some(refresh);
@@ -313,11 +422,14 @@ impl Auth {
 
     /// After a 401 or 403 to a request sent with token generation `sent`: refresh, log in or
     /// step up, as §8 says, at most [`MAX_STEP_UPS`] step-ups and [`MAX_UNAUTHORIZED`] 401s
-    /// per request. `carrier` is the request's id: its timer pauses meanwhile.
+    /// per request; a DPoP server's `use_dpop_nonce` with its `DPoP-Nonce` header (`dpop_nonce`)
+    /// only takes the nonce, at most [`MAX_NONCES`] times per request (RFC 9449 §9). `carrier`
+    /// is the request's id: its timer pauses meanwhile.
     pub(crate) async fn on_denied(
         &self,
         status: u16,
         www_authenticate: Option<String>,
+        dpop_nonce: Option<String>,
         sent: u64,
         rounds: &mut Rounds,
         carrier: Option<u64>,
@@ -326,6 +438,23 @@ impl Auth {
             return Denied::Pass;
         }
         let challenge = flow::parse_challenge(www_authenticate.as_deref().unwrap_or(""));
+        if status == 401 && challenge.error.as_deref() == Some("use_dpop_nonce") {
+            let nonce = dpop_nonce.filter(|n| !n.trim().is_empty());
+            let bound = lock(&self.state)
+                .tokens
+                .as_ref()
+                .is_some_and(Tokens::is_dpop);
+            if let (Some(n), true) = (nonce, bound) {
+                rounds.nonces += 1;
+                if rounds.nonces > MAX_NONCES {
+                    return Denied::Fail(format!(
+                        "the server still asks for a new DPoP nonce after {MAX_NONCES} (RFC 9449 §9)"
+                    ));
+                }
+                lock(&self.state).rs_nonce = Some(n.trim().to_string());
+                return Denied::Retry;
+            }
+        }
         if status == 403 && challenge.error.as_deref() != Some("insufficient_scope") {
             return Denied::Pass;
         }
@@ -396,10 +525,13 @@ impl Auth {
         let scope = pick_scope(scope, &d);
         let (tokens, client) = if self.spec.idp.is_some() {
             self.cross_app(&d, scope.as_deref()).await?
-        } else if self.spec.grant == Grant::ClientCredentials {
-            self.client_credentials(&d, scope.as_deref()).await?
         } else {
-            self.authorization_code(&d, scope.as_deref()).await?
+            match self.spec.grant {
+                Grant::ClientCredentials => self.client_credentials(&d, scope.as_deref()).await?,
+                // No browser and, when it fails, no other grant (SEP-1933).
+                Grant::JwtBearer => self.jwt_bearer(&d, scope.as_deref()).await?,
+                Grant::AuthorizationCode => self.authorization_code(&d, scope.as_deref()).await?,
+            }
         };
         let mut tokens = tokens;
         if tokens.scope.is_none() {
@@ -412,6 +544,7 @@ impl Auth {
                 issuer: d.issuer.clone(),
                 token_endpoint: d.token.clone(),
                 client,
+                dpop: d.dpop(),
             },
         )
     }

@@ -18,6 +18,10 @@ pub(super) struct Entry {
     pub token_endpoint: String,
     pub client: ClientId,
     pub tokens: Tokens,
+    /// The private DPoP key the tokens are bound to (RFC 9449), base64url; absent for bearer
+    /// tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -157,7 +161,9 @@ mod tests {
                 expires_at: Some(1),
                 lifetime: None,
                 scope: None,
+                token_type: None,
             },
+            dpop_key: None,
         };
         s.put(&e).unwrap();
         e.tokens.access_token = "a2".into();

@@ -12,7 +12,14 @@ pub enum Grant {
     AuthorizationCode,
     /// The client authenticates itself; no person, no browser.
     ClientCredentials,
+    /// A JWT from elsewhere (a workload identity: a Kubernetes service-account token, a cloud
+    /// instance identity) is the grant (RFC 7523 §2.1, SEP-1933 workload identity federation);
+    /// no person, no browser.
+    JwtBearer,
 }
+
+/// The `grant_type` of the RFC 7523 JWT-bearer grant.
+pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 /// Cross-app access (SEP-990): an ID token from the enterprise IdP is exchanged for an ID-JAG.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -41,6 +48,10 @@ pub struct AuthSpec {
     pub private_key_file: Option<String>,
     pub signing_alg: Option<String>,
     pub idp: Option<IdpSpec>,
+    /// The JWT-bearer grant's assertion (expands `${NAME}`; masked like headers), or a file
+    /// holding it, read again for every token request (workload tokens rotate).
+    pub assertion: Option<String>,
+    pub assertion_file: Option<String>,
     pub store: Option<String>,
 }
 
@@ -48,6 +59,7 @@ impl AuthSpec {
     /// The configured secret values, for masking (§9).
     pub fn secrets(&self) -> Vec<String> {
         let mut out: Vec<String> = self.client_secret.iter().cloned().collect();
+        out.extend(self.assertion.iter().cloned());
         if let Some(idp) = &self.idp {
             out.extend(idp.client_secret.iter().cloned());
             out.extend(idp.id_token.iter().cloned());
@@ -57,7 +69,7 @@ impl AuthSpec {
     }
 }
 
-const KEYS: &str = "clientId, clientSecret, clientMetadataUrl, redirectUri, scope, grant, privateKeyFile, signingAlg, idp, store";
+const KEYS: &str = "clientId, clientSecret, clientMetadataUrl, redirectUri, scope, grant, privateKeyFile, signingAlg, idp, assertion, assertionFile, store";
 
 fn string(o: &Map<String, Value>, key: &str, prefix: &str) -> Result<Option<String>, String> {
     match o.get(key) {
@@ -92,9 +104,10 @@ pub fn parse(v: Option<&Value>) -> Result<AuthSpec, String> {
     let grant = match string(o, "grant", p)?.as_deref() {
         None | Some("authorization_code") => Grant::AuthorizationCode,
         Some("client_credentials") => Grant::ClientCredentials,
+        Some("jwt-bearer") | Some(JWT_BEARER_GRANT) => Grant::JwtBearer,
         Some(other) => {
             return Err(format!(
-                "`auth.grant` must be \"authorization_code\" or \"client_credentials\", got \"{other}\""
+                "`auth.grant` must be \"authorization_code\", \"client_credentials\" or \"jwt-bearer\", got \"{other}\""
             ))
         }
     };
@@ -164,6 +177,8 @@ pub fn parse(v: Option<&Value>) -> Result<AuthSpec, String> {
         private_key_file: string(o, "privateKeyFile", p)?,
         signing_alg,
         idp,
+        assertion: string(o, "assertion", p)?.map(|s| expand_env(&s)),
+        assertion_file: string(o, "assertionFile", p)?,
         store: string(o, "store", p)?,
     };
     if spec.grant == Grant::ClientCredentials {
@@ -176,6 +191,28 @@ pub fn parse(v: Option<&Value>) -> Result<AuthSpec, String> {
                     .into(),
             );
         }
+    }
+    let has_assertion = spec.assertion.is_some() || spec.assertion_file.is_some();
+    if spec.grant == Grant::JwtBearer {
+        if !has_assertion {
+            return Err(
+                "`auth.grant` \"jwt-bearer\" needs `auth.assertion` or `auth.assertionFile`".into(),
+            );
+        }
+        if spec.assertion.is_some() && spec.assertion_file.is_some() {
+            return Err("`auth.assertion` and `auth.assertionFile` exclude each other".into());
+        }
+        if spec.idp.is_some() {
+            return Err(
+                "`auth.grant` \"jwt-bearer\" and `auth.idp` (cross-app access) exclude each other"
+                    .into(),
+            );
+        }
+    } else if has_assertion {
+        return Err(
+            "`auth.assertion` and `auth.assertionFile` belong to `auth.grant` \"jwt-bearer\""
+                .into(),
+        );
     }
     if spec.idp.is_some() && spec.client_id.is_none() {
         return Err(
@@ -243,5 +280,33 @@ mod tests {
                 .contains("idToken")
         );
         assert_eq!(parse(None).unwrap(), AuthSpec::default());
+    }
+
+    #[test]
+    fn jwt_bearer() {
+        std::env::set_var("TN_AUTH_TEST_JWT", "eyJ.workload.jwt");
+        let s = p(r#"{"grant":"jwt-bearer","assertion":"${TN_AUTH_TEST_JWT}"}"#).unwrap();
+        assert_eq!(s.grant, Grant::JwtBearer);
+        assert_eq!(s.assertion.as_deref(), Some("eyJ.workload.jwt"));
+        assert_eq!(s.secrets(), vec!["eyJ.workload.jwt".to_string()]);
+        let s =
+            p(r#"{"grant":"urn:ietf:params:oauth:grant-type:jwt-bearer","assertionFile":"/t"}"#)
+                .unwrap();
+        assert_eq!(s.grant, Grant::JwtBearer);
+        assert_eq!(s.assertion_file.as_deref(), Some("/t"));
+        let e = p(r#"{"grant":"jwt-bearer"}"#).unwrap_err();
+        assert!(
+            e.contains("`auth.assertion` or `auth.assertionFile`"),
+            "{e}"
+        );
+        let e = p(r#"{"grant":"jwt-bearer","assertion":"a","assertionFile":"/t"}"#).unwrap_err();
+        assert!(e.contains("exclude each other"), "{e}");
+        let e = p(r#"{"assertion":"a"}"#).unwrap_err();
+        assert!(e.contains("belong to"), "{e}");
+        let e = p(r#"{"grant":"jwt_bearer","assertion":"secret-value"}"#).unwrap_err();
+        assert!(
+            e.contains("\"jwt-bearer\"") && !e.contains("secret-value"),
+            "{e}"
+        );
     }
 }

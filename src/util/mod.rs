@@ -62,6 +62,15 @@ pub(crate) fn redact(url: &url::Url) -> String {
     )
 }
 
+/// Seconds since the Unix epoch (0 on a clock set before it): token expiry and JWT `iat`/`exp`
+/// (§8).
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

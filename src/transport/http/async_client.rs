@@ -66,7 +66,7 @@ impl HttpTransport {
         let req = self
             .http
             .get(self.url.clone())
-            .headers(self.session_headers())
+            .headers(self.session_headers("GET"))
             .header(reqwest::header::ACCEPT, "text/event-stream");
         match last_event_id {
             Some(id) => req.header("last-event-id", id),
@@ -83,14 +83,24 @@ impl HttpTransport {
         rounds: &mut crate::auth::Rounds,
         id: Option<u64>,
     ) -> Result<bool, RequestError> {
-        let challenge = resp
-            .headers()
-            .get(reqwest::header::WWW_AUTHENTICATE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+        let header = |name| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let challenge = header(reqwest::header::WWW_AUTHENTICATE.as_str());
+        let nonce = header("dpop-nonce");
         match self
             .auth
-            .on_denied(resp.status().as_u16(), challenge, sent_with, rounds, id)
+            .on_denied(
+                resp.status().as_u16(),
+                challenge,
+                nonce,
+                sent_with,
+                rounds,
+                id,
+            )
             .await
         {
             crate::auth::Denied::Retry => Ok(true),
@@ -138,7 +148,7 @@ impl HttpTransport {
                 return legacy.post(&out.body).await.map_err(RequestError::Lost);
             }
             self.auth.before_send().await.map_err(RequestError::Auth)?;
-            let sent_with = self.auth.bearer().0;
+            let sent_with = self.auth.generation();
             let sent = {
                 let st = lock(&self.state);
                 Sent {

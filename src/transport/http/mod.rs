@@ -206,7 +206,7 @@ impl Transport for HttpTransport {
             let req = self
                 .http
                 .delete(self.url.clone())
-                .headers(self.session_headers());
+                .headers(self.session_headers("DELETE"));
             let bound = self.timeout.min(Duration::from_secs(2));
             let _ =
                 runtime().block_on(async move { tokio::time::timeout(bound, req.send()).await });

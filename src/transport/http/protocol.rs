@@ -41,17 +41,18 @@ pub(super) enum Era<'a> {
     },
 }
 
-/// The headers of `post`: the configured ones, the bearer token (§8; both only ever go to the
-/// server's origin, §9), `Accept` and `Content-Type`, and the era's (§5, §6).
+/// The headers of `post`: the configured ones, its authorization (§8: a bearer token, or a
+/// DPoP token and proof; both only ever go to the server's origin, §9), `Accept` and
+/// `Content-Type`, and the era's (§5, §6).
 pub(super) fn headers(
     configured: &HeaderMap,
-    bearer: Option<HeaderValue>,
+    authorization: Vec<(HeaderName, HeaderValue)>,
     post: &Post,
     era: Era<'_>,
 ) -> Result<HeaderMap, RequestError> {
     let mut h = configured.clone();
-    if let Some(b) = bearer {
-        h.insert(reqwest::header::AUTHORIZATION, b);
+    for (k, v) in authorization {
+        h.insert(k, v);
     }
     h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
     h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));

@@ -168,9 +168,9 @@ impl HttpTransport {
         post: &Post,
         modern: bool,
     ) -> Result<HeaderMap, RequestError> {
-        let bearer = self.auth.bearer().1;
+        let authorization = self.auth.authorization("POST", &self.url);
         if modern {
-            return protocol::headers(&self.headers, bearer, post, protocol::Era::Modern);
+            return protocol::headers(&self.headers, authorization, post, protocol::Era::Modern);
         }
         let st = lock(&self.state);
         let era = protocol::Era::Session {
@@ -185,15 +185,16 @@ impl HttpTransport {
                 st.version.as_deref()
             },
         };
-        protocol::headers(&self.headers, bearer, post, era)
+        protocol::headers(&self.headers, authorization, post, era)
     }
 
-    /// The configured headers and the bearer token (§8), for a GET or a DELETE, plus the
-    /// session's when there is one.
-    pub(super) fn session_headers(&self) -> HeaderMap {
+    /// The configured headers and the authorization of a `method` request to the server's URL
+    /// (§8; a DPoP proof is made for it), for a GET or a DELETE, plus the session's when there
+    /// is one.
+    pub(super) fn session_headers(&self, method: &str) -> HeaderMap {
         let mut h = self.headers.clone();
-        if let (_, Some(bearer)) = self.auth.bearer() {
-            h.insert(reqwest::header::AUTHORIZATION, bearer);
+        for (k, v) in self.auth.authorization(method, &self.url) {
+            h.insert(k, v);
         }
         let st = lock(&self.state);
         if let Some(s) = st

@@ -50,8 +50,8 @@ pub(super) struct Exchange {
     pub(super) had_session: bool,
     /// The token generation the request carried (§8).
     pub(super) sent_with: u64,
-    /// A 401/403's challenge, once its body is in (authorization runs then, §8).
-    pub(super) denied: Option<Option<String>>,
+    /// A 401/403's challenge and DPoP nonce, once its body is in (authorization runs then, §8).
+    pub(super) denied: Option<(Option<String>, Option<String>)>,
 }
 
 impl Exchange {
@@ -159,7 +159,7 @@ impl HttpTransport {
                 return Ok(());
             }
         }
-        let sent_with = self.auth.bearer().0;
+        let sent_with = self.auth.generation();
         let bytes = match self.request_bytes(&out, modern, d) {
             Ok(b) => b,
             Err(e) => {

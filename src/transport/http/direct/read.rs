@@ -201,7 +201,7 @@ impl HttpTransport {
             }
             Verdict::Denied => {
                 // Judged once the body is in: authorization may not be the matter (§8).
-                ex.denied = Some(head.challenge.clone());
+                ex.denied = Some((head.challenge.clone(), head.dpop_nonce.clone()));
                 None
             }
             Verdict::SessionExpired if id.is_some() => {
@@ -223,7 +223,7 @@ impl HttpTransport {
     /// A 401/403 runs authorization (§8) on this thread; Some(step) unless it is not an
     /// authorization matter.
     fn authorize(&self, ex: &mut Exchange, status: u16) -> Option<Step> {
-        let challenge = ex.denied.take()?;
+        let (challenge, nonce) = ex.denied.take()?;
         if tokio::runtime::Handle::try_current().is_ok() {
             return Some(Step::Handoff); // never block a runtime thread: the async client asks
         }
@@ -231,7 +231,7 @@ impl HttpTransport {
         let auth = self.auth.clone();
         let (sent, carrier) = (ex.sent_with, ex.post.id);
         let verdict = runtime().block_on(async move {
-            auth.on_denied(status, challenge, sent, &mut rounds, carrier)
+            auth.on_denied(status, challenge, nonce, sent, &mut rounds, carrier)
                 .await
         });
         match verdict {

@@ -28,6 +28,8 @@ pub(crate) struct Head {
     pub(crate) keep_alive: bool,
     /// `WWW-Authenticate` (a 401/403 starts authorization with it, §8).
     pub(crate) challenge: Option<String>,
+    /// `DPoP-Nonce` (a DPoP server's 401 `use_dpop_nonce` names the nonce in it, RFC 9449 §9).
+    pub(crate) dpop_nonce: Option<String>,
 }
 
 /// How the body's end is found (RFC 9112 §6.3).
@@ -196,6 +198,7 @@ fn judge(status: u16, version: u8, headers: &[httparse::Header<'_>]) -> Result<H
         framing: Framing::Close,
         keep_alive: version == 1,
         challenge: None,
+        dpop_nonce: None,
     };
     let mut length: Option<usize> = None;
     let mut bad_length = false;
@@ -229,6 +232,8 @@ fn judge(status: u16, version: u8, headers: &[httparse::Header<'_>]) -> Result<H
             }
         } else if name.eq_ignore_ascii_case("www-authenticate") {
             head.challenge = Some(String::from_utf8_lossy(value).into_owned());
+        } else if name.eq_ignore_ascii_case("dpop-nonce") {
+            head.dpop_nonce = Some(String::from_utf8_lossy(value).into_owned());
         } else if name.eq_ignore_ascii_case("connection") {
             for token in value.split(|&b| b == b',') {
                 let token = trim(token);
@@ -539,7 +544,8 @@ mod tests {
                 sse: false,
                 framing: Framing::Length(12),
                 keep_alive: true,
-                challenge: None
+                challenge: None,
+                dpop_nonce: None,
             }
         );
         assert_eq!(rest, 2);
@@ -560,6 +566,8 @@ mod tests {
         assert_eq!(head(&String::from_utf8_lossy(raw)).0.status, 200);
         let (h, _) = head("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"x\"\r\nContent-Length: 0\r\n\r\n");
         assert_eq!(h.challenge.as_deref(), Some("Bearer realm=\"x\""));
+        let (h, _) = head("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: DPoP error=\"use_dpop_nonce\"\r\nDPoP-Nonce: n-1\r\nContent-Length: 0\r\n\r\n");
+        assert_eq!(h.dpop_nonce.as_deref(), Some("n-1"));
         let (h, _) = head("HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\n");
         assert_eq!(h.framing, Framing::Length(5));
     }
