@@ -17,7 +17,7 @@
 //! | `conn/` | one connection's bookkeeping: ids, pending calls, progress, waking callers; `pause_clock`: call timers that pause while the host is asked (§4) |
 //! | `request` | what one request is, how long it may take, its reply and routing headers |
 //! | `transport/` | how bytes move: `stdio`, `stderr` (every child's stderr, one thread), `sse` (the one SSE parser), `http/` (`protocol`: streamable HTTP written once; `state`: one connection; `async_client`, `async_reply`, `get_stream`, `inbox`: the async client and its reader thread; `direct/`: the direct HTTP/1.1 client, its pool and wire format; `legacy_sse`: HTTP+SSE) |
-//! | `auth/` | OAuth for remote servers (§8): what it works with (`flow`), discovery and token requests (`requests`), the grants (`grants`), the browser step's listener (`login`), the token store (`store`) |
+//! | `auth/` | OAuth for remote servers (§8): what it works with (`flow`), discovery, registration and token requests (`endpoints`), the grants (`grants`), the loopback listener (`login`), the token store (`store`), DPoP proofs (`dpop`) |
 //! | `net/` | the runtime, the shared reqwest clients, the one TLS configuration (`tls`), errors in words |
 //! | `config/` | §2 config parsing, the `auth` key (`auth`), `${NAME}` expansion (`expand`) |
 //! | `mapping/` | the pure MCP ↔ contract mapping: §10 (`elicitation`), names, listed tools, results, provider shapes |

@@ -1,6 +1,6 @@
 //! What authorization works with (contract §8): discovery results, client identities, tokens,
 //! `WWW-Authenticate` challenges, the well-known URLs and the resource rule; the requests that
-//! fill them are in [`super::requests`].
+//! fill them are in [`super::endpoints`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -6,7 +6,7 @@
 //! server answers 401 or 403, which says whether to send the request again.
 //!
 //! - [`flow`]: discovery results, tokens, challenges, the well-known URLs.
-//! - [`requests`]: discovery, registration, token requests, client assertions.
+//! - [`endpoints`]: discovery, registration, token requests, client assertions.
 //! - [`grants`]: the grants (authorization code, client credentials, JWT bearer, cross-app).
 //! - [`dpop`]: DPoP keys and proofs (RFC 9449).
 //! - [`login`]: the browser step through the host's resolver, and the loopback listener.
@@ -16,12 +16,12 @@
 //! this server's masks, and server text is quoted only masked ([`Auth::mask`]).
 
 mod dpop;
+mod endpoints;
 mod flow;
 #[cfg(test)]
 mod flow_tests;
 mod grants;
 mod login;
-mod requests;
 mod store;
 
 use crate::config::auth::{AuthSpec, Grant};
