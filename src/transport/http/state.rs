@@ -162,15 +162,23 @@ impl HttpTransport {
     }
 
     /// The headers of POST `post` in the current era and session (§5, §6, §8), one builder
-    /// for both clients ([`protocol::headers`]); `modern` as the request's route decided.
-    pub(super) fn post_headers(
+    /// for both clients ([`protocol::each_header`]), each handed to `put`; `modern` as the
+    /// request's route decided.
+    pub(super) fn each_post_header(
         &self,
         post: &Post,
         modern: bool,
-    ) -> Result<HeaderMap, RequestError> {
+        put: &mut dyn FnMut(&str, &[u8]),
+    ) -> Result<(), RequestError> {
         let authorization = self.auth.authorization("POST", &self.url);
         if modern {
-            return protocol::headers(&self.headers, authorization, post, protocol::Era::Modern);
+            return protocol::each_header(
+                &self.headers,
+                &authorization,
+                post,
+                protocol::Era::Modern,
+                put,
+            );
         }
         let st = lock(&self.state);
         let era = protocol::Era::Session {
@@ -185,7 +193,26 @@ impl HttpTransport {
                 st.version.as_deref()
             },
         };
-        protocol::headers(&self.headers, authorization, post, era)
+        protocol::each_header(&self.headers, &authorization, post, era, put)
+    }
+
+    /// [`HttpTransport::each_post_header`] as a header map (the async client's).
+    pub(super) fn post_headers(
+        &self,
+        post: &Post,
+        modern: bool,
+    ) -> Result<HeaderMap, RequestError> {
+        let mut h = HeaderMap::with_capacity(self.headers.len() + 8);
+        self.each_post_header(post, modern, &mut |k, v| {
+            // Both were checked on the way in: each name is a header name, each value safe.
+            if let (Ok(k), Ok(v)) = (
+                HeaderName::from_bytes(k.as_bytes()),
+                HeaderValue::from_bytes(v),
+            ) {
+                h.append(k, v);
+            }
+        })?;
+        Ok(h)
     }
 
     /// The configured headers and the authorization of a `method` request to the server's URL

@@ -111,14 +111,13 @@ impl HttpTransport {
     }
 
     /// The request's bytes: the POST with the headers the protocol gives it in this era
-    /// ([`protocol::headers`], as the async client sends them).
+    /// ([`protocol::each_header`], as the async client sends them).
     fn request_bytes(
         &self,
         out: &Post,
         modern: bool,
         d: &DirectPool,
     ) -> Result<Vec<u8>, RequestError> {
-        let headers = self.post_headers(out, modern)?;
         let mut h = Vec::with_capacity(512 + out.body.len());
         let _ = write!(
             h,
@@ -127,12 +126,12 @@ impl HttpTransport {
             d.authority,
             out.body.len()
         );
-        for (k, v) in headers.iter() {
-            h.extend_from_slice(k.as_str().as_bytes());
+        self.each_post_header(out, modern, &mut |k, v| {
+            h.extend_from_slice(k.as_bytes());
             h.extend_from_slice(b": ");
-            h.extend_from_slice(v.as_bytes());
+            h.extend_from_slice(v);
             h.extend_from_slice(b"\r\n");
-        }
+        })?;
         h.extend_from_slice(b"\r\n");
         h.extend_from_slice(out.body.as_bytes());
         Ok(h)
