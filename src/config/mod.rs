@@ -43,6 +43,9 @@ pub enum Endpoint {
         net: NetSpec,
         /// `auth` (§8): how to log in when the server answers 401.
         auth: Box<crate::config::auth::AuthSpec>,
+        /// `type: "sse"`: legacy HTTP+SSE (2024-11-05) from the start, no streamable-HTTP
+        /// attempt and no 2026-07-28 probe (§2).
+        sse: bool,
         /// `poolIdleTimeoutMs`: how long the direct path keeps an idle kept-alive connection
         /// (issue 22; 90 s by default, as hyper and reqwest do).
         pool_idle_timeout: Duration,
@@ -270,7 +273,8 @@ fn parse_entry_inner(
         Some(Value::String(t)) if t == "remote" || t == "local" => t.as_str(),
         // Other ports' configs say "stdio" / "http" / "streamable-http" / "sse" too.
         Some(Value::String(t)) if t == "stdio" => "local",
-        Some(Value::String(t)) if t == "http" || t == "streamable-http" || t == "sse" => "remote",
+        Some(Value::String(t)) if t == "http" || t == "streamable-http" => "remote",
+        Some(Value::String(t)) if t == "sse" => "sse",
         Some(other) => {
             return Err(format!(
                 "`type` must be \"local\" or \"remote\", got {}",
@@ -281,7 +285,20 @@ fn parse_entry_inner(
     let endpoint = if kind == "local" {
         parse_local(o)?
     } else {
-        parse_remote(o)?
+        parse_remote(o, kind == "sse")?
+    };
+    let own = Protocol::parse(o.get("protocol"), "protocol")?;
+    // HTTP+SSE has one era: a client-wide default does not apply to it, and asking for
+    // 2026-07-28 on the entry itself is a contradiction.
+    let protocol = match (kind, own) {
+        ("sse", Some(Protocol::Modern | Protocol::ModernFirst)) => {
+            return Err(format!(
+                "`type` \"sse\" is legacy HTTP+SSE (2024-11-05), which has no 2026-07-28 era: `protocol` {} cannot be used with it",
+                crate::json::to_text(o.get("protocol").unwrap_or(&Value::Null))
+            ))
+        }
+        ("sse", _) => Protocol::Legacy,
+        (_, p) => p.unwrap_or(defaults.protocol),
     };
     Ok(Entry::Enabled(ServerSpec {
         name: name.to_string(),
@@ -290,7 +307,7 @@ fn parse_entry_inner(
         elicitation_timeout: millis(o, "elicitationTimeout")?
             .unwrap_or(DEFAULT_ELICITATION_TIMEOUT),
         max_total_timeout: millis(o, "maxTotalTimeout")?.unwrap_or(DEFAULT_MAX_TOTAL_TIMEOUT),
-        protocol: Protocol::parse(o.get("protocol"), "protocol")?.unwrap_or(defaults.protocol),
+        protocol,
         probe_timeout: millis(o, "probeTimeoutMs")?.unwrap_or(DEFAULT_PROBE_TIMEOUT),
         tools: parse_tools(o)?,
         max_message_bytes: match o.get("maxMessageBytes") {
@@ -360,7 +377,7 @@ fn parse_local(o: &Map<String, Value>) -> std::result::Result<Endpoint, String> 
     Ok(Endpoint::Local { command, env, cwd })
 }
 
-fn parse_remote(o: &Map<String, Value>) -> std::result::Result<Endpoint, String> {
+fn parse_remote(o: &Map<String, Value>, sse: bool) -> std::result::Result<Endpoint, String> {
     let url = match o.get("url") {
         Some(Value::String(u)) if !u.is_empty() => u.clone(),
         Some(other) => {
@@ -425,6 +442,7 @@ fn parse_remote(o: &Map<String, Value>) -> std::result::Result<Endpoint, String>
         headers,
         net,
         auth,
+        sse,
         pool_idle_timeout: millis(o, "poolIdleTimeoutMs")?.unwrap_or(DEFAULT_POOL_IDLE_TIMEOUT),
     })
 }

@@ -39,7 +39,11 @@ pub(super) fn choose(s: &mut Session, live: &Option<LiveBridge>) -> Result<(), S
         Protocol::Auto => (!(s.with_resolver && stdio), false),
     };
     let mut modern = false;
+    let sse = matches!(s.spec.endpoint, Endpoint::Remote { sse: true, .. });
     let mut reason = match s.spec.protocol {
+        Protocol::Legacy if sse => {
+            "\"type\": \"sse\" (HTTP+SSE has only the handshake era)".to_string()
+        }
         Protocol::Legacy => "\"protocol\": \"legacy\"".to_string(),
         _ => {
             "a resolver is registered and stdio carries push-style questions (the handshake first)"

@@ -162,6 +162,7 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
             headers,
             net,
             auth,
+            sse,
             pool_idle_timeout,
         } => {
             let url = crate::transport::http::parse_url(url).map_err(failed)?;
@@ -180,6 +181,7 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
                 headers,
             );
             let remote = crate::transport::http::Remote {
+                sse: *sse,
                 server: &spec.name,
                 url,
                 headers,

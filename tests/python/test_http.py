@@ -322,6 +322,40 @@ def test_legacy_only_server(connect, scripted):
     assert output(c.result("h_echo", '{"text":"old"}')) == ("legacy echo: old", False)
 
 
+def test_type_sse_goes_straight_to_legacy_http_sse(connect, scripted):
+    """contract §2: `"type": "sse"` is legacy HTTP+SSE from the start: no streamable-HTTP POST
+    to the configured URL and no 2026-07-28 probe, even with a resolver registered."""
+    urllib.request.urlopen(urllib.request.Request(scripted + "/_reset", data=b"", method="POST")).read()
+    c = connect(one(scripted + "/legacy/mcp", type="sse"), answering('{"ok":true,"data":{}}'))
+    st = json.loads(c.statuses_text())["servers"]["h"]
+    assert st["status"] == "connected" and st["protocolVersion"] == "2024-11-05", st
+    assert '"type": "sse"' in st["eraReason"], st
+    assert output(c.result("h_echo", '{"text":"old"}')) == ("legacy echo: old", False)
+    log = [r for r in server_log(scripted) if r["path"].startswith("/legacy/")]
+    assert not [r for r in log if r["method"] == "POST" and r["path"] == "/legacy/mcp"], log
+    bodies = [r["body"] or "" for r in log]
+    assert not any("server/discover" in b for b in bodies), bodies
+    assert log[0]["method"] == "GET" and log[0]["path"] == "/legacy/mcp", log
+
+
+def test_type_sse_with_protocol_modern_is_a_config_error(connect, scripted):
+    c = connect({"mcpServers": {"h": {"url": scripted + "/legacy/mcp", "type": "sse", "protocol": "modern"},
+                                "ok": {"url": scripted + "/legacy/mcp", "type": "sse"}},
+                 "toolnexus": {"protocol": "modern-first"}})
+    st = json.loads(c.statuses_text())["servers"]
+    assert st["h"]["status"] == "failed", st
+    assert '`type` "sse" is legacy HTTP+SSE (2024-11-05), which has no 2026-07-28 era: `protocol` "modern"' in st["h"]["error"], st
+    # The client-wide default does not apply to an HTTP+SSE server.
+    assert st["ok"]["status"] == "connected" and st["ok"]["protocolVersion"] == "2024-11-05", st
+
+
+def test_type_sse_against_a_server_without_an_event_stream_says_so(connect, scripted):
+    c = connect(one(scripted + "/error500/mcp", type="sse"))
+    st = json.loads(c.statuses_text())["servers"]["h"]
+    assert st["status"] == "failed", st
+    assert "HTTP+SSE GET got HTTP 405" in st["error"] and "fallback" not in st["error"], st
+
+
 def test_legacy_endpoint_on_another_origin_is_refused(connect, scripted, monkeypatch):
     monkeypatch.setenv("TN_TEST_TOKEN", "s3cr3t-token")
     c = connect(one(scripted + "/legacyevil/mcp", headers={"Authorization": "Bearer ${TN_TEST_TOKEN}"}))

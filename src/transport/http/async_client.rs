@@ -183,7 +183,7 @@ impl HttpTransport {
                         resp.status(),
                         self.snippet(resp).await
                     );
-                    let legacy = LegacySse::open(self.legacy_parts(), &first)
+                    let legacy = LegacySse::open(self.legacy_parts(), Some(&first))
                         .await
                         .map_err(RequestError::Lost)?;
                     let _ = self.legacy.set(legacy);
@@ -247,7 +247,7 @@ impl HttpTransport {
         Ok(())
     }
 
-    fn legacy_parts(&self) -> super::legacy_sse::Parts {
+    pub(super) fn legacy_parts(&self) -> super::legacy_sse::Parts {
         super::legacy_sse::Parts {
             url: self.url.clone(),
             http: self.http.clone(),

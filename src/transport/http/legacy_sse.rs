@@ -41,8 +41,14 @@ pub(super) struct LegacySse {
 
 impl LegacySse {
     /// GETs the stream and waits for its `endpoint` event. `first` says what the
-    /// streamable-HTTP attempt got, for the failure text.
-    pub(super) async fn open(parts: Parts, first: &str) -> Result<Arc<LegacySse>, String> {
+    /// streamable-HTTP attempt got, for the failure text; None for a server configured as
+    /// `type: "sse"`, which is spoken to this way from the start (§2).
+    pub(super) async fn open(parts: Parts, first: Option<&str>) -> Result<Arc<LegacySse>, String> {
+        // After a refused streamable attempt, what it got comes first.
+        let lead = |what: String| match first {
+            Some(f) => format!("{f}, and the legacy {what}"),
+            None => what,
+        };
         let req = parts
             .http
             .get(parts.url.clone())
@@ -61,12 +67,9 @@ impl LegacySse {
             )),
             Ok(Ok(r)) => Ok(r),
         }
-        .map_err(|e| format!("{first}, and the legacy HTTP+SSE fallback failed: {e}"))?;
+        .map_err(|e| lead(format!("HTTP+SSE GET failed: {e}")))?;
         if !resp.status().is_success() || !super::is_sse(&resp) {
-            return Err(format!(
-                "{first}, and the legacy HTTP+SSE GET got HTTP {}",
-                resp.status()
-            ));
+            return Err(lead(format!("HTTP+SSE GET got HTTP {}", resp.status())));
         }
         let (tx, rx) = tokio::sync::oneshot::channel::<String>();
         let filing = parts.filing.clone();
@@ -104,10 +107,10 @@ impl LegacySse {
             Ok(Ok(e)) => e,
             _ => {
                 task.abort();
-                return Err(format!(
-                    "{first}; the legacy HTTP+SSE stream sent no `endpoint` event within {} ms",
+                return Err(lead(format!(
+                    "HTTP+SSE stream sent no `endpoint` event within {} ms",
                     parts.timeout.as_millis()
-                ));
+                )));
             }
         };
         let endpoint = match parts.url.join(endpoint.trim()) {

@@ -93,6 +93,8 @@ pub(crate) struct Remote<'a> {
     pub(crate) net: &'a crate::config::NetSpec,
     pub(crate) http: reqwest::Client,
     pub(crate) auth: Arc<crate::auth::Auth>,
+    /// `type: "sse"` (§2): HTTP+SSE from the start.
+    pub(crate) sse: bool,
 }
 
 /// A remote server's bounds: the phase timeout, the cap on one inbound message
@@ -116,6 +118,7 @@ pub(crate) fn connect(
         net,
         http,
         auth,
+        sse,
     } = remote;
     let mut map = HeaderMap::new();
     for (k, v) in headers {
@@ -129,7 +132,7 @@ pub(crate) fn connect(
     }
     let direct = DirectPool::for_url(&url, net, bounds.pool_idle);
     let (filing, reader) = super::inbox::start(server, inbound)?;
-    Ok(Arc::new_cyclic(|me| HttpTransport {
+    let t = Arc::new_cyclic(|me| HttpTransport {
         me: me.clone(),
         inbound: Arc::downgrade(inbound),
         url,
@@ -152,7 +155,22 @@ pub(crate) fn connect(
         reader: Mutex::new(Some(reader)),
         direct,
         legacy: OnceLock::new(),
-    }))
+    });
+    if sse {
+        // `type: "sse"` (§2): the event stream and its `endpoint` now, no streamable attempt.
+        match crate::net::runtime().block_on(LegacySse::open(t.legacy_parts(), None)) {
+            Ok(legacy) => {
+                let _ = t.legacy.set(legacy);
+            }
+            Err(e) => {
+                // Its reader thread ends with it.
+                crate::transport::Transport::shutdown(&*t, Duration::ZERO);
+                return Err(e);
+            }
+        }
+        lock(&t.state).mode = Mode::Legacy;
+    }
+    Ok(t)
 }
 
 impl HttpTransport {
