@@ -74,7 +74,8 @@ impl Session {
             let v = self
                 .value("skills/list", &members, None)
                 .map_err(|f| self.failure("skills/list", &f).message)?;
-            let page = sk::page(&v).map_err(|why| self.failed_in("skills/list", &why))?;
+            let page = sk::page(&v)
+                .map_err(|why| self.not_found(self.failed_in("skills/list", &why)).message)?;
             for e in page.entries {
                 match e {
                     // A repeated page lists an entry once.
