@@ -296,6 +296,43 @@ tn_status tn_call_tool_resume(tn_client *client, const char *resume_token, const
  */
 tn_status tn_call_tool_resume_async(tn_client *client, const char *resume_token, const char *answers_json, const char *options_json, tn_call_done_fn done, tn_progress_fn progress, void *user_data, uint64_t *call_id_out);
 
+/*
+ `{"servers":{"<name>":{"skills":[<entry>…],"warnings":["…"]?} | {"error":"…"}}}`: each
+ connected server whose capabilities declare `extensions["io.modelcontextprotocol/skills"]`,
+ in name order, with every `skills/list` page; each entry as the server sent it (`uri`,
+ `frontmatter`, `resources`). No skill file is read.
+
+ # Safety
+ `skills_json_out` is NULL or writable. `client` is any value (a handle, not dereferenced).
+ */
+tn_status tn_list_skills(const tn_client *client, char **skills_json_out);
+
+/*
+ Loads the skill of server `server` whose SKILL.md is `uri` (its entry from the last
+ `tn_list_skills`, else the server's `skills/get`): one `resources/read`, then its size,
+ SHA-256 digest and YAML frontmatter checked against the entry.
+ `{"server","uri","frontmatter","resources","mimeType"?,"text"}`. Any mismatch, an unknown
+ server or skill, or a server that offers none: `TN_ERR_NOT_FOUND`, the message naming the
+ server, the URI and what did not match.
+
+ # Safety
+ `server` and `uri` are NULL or NUL-terminated strings; `skill_json_out` is NULL or writable.
+ `client` is any value (a handle).
+ */
+tn_status tn_get_skill(tn_client *client, const char *server, const char *uri, char **skill_json_out);
+
+/*
+ Reads one file of a skill `tn_get_skill` loaded: `file` is its URI or its path in the skill
+ (`references/FORMS.md`). Only a file the skill's entry lists is requested, and its size and
+ digest are checked. `{"server","skill","uri","mimeType"?,"text"|"blob"}` (`blob`: base64).
+ A skill not loaded, a file not listed (nothing is sent) or a mismatch: `TN_ERR_NOT_FOUND`.
+
+ # Safety
+ `server`, `skill_uri` and `file` are NULL or NUL-terminated strings; `file_json_out` is NULL
+ or writable. `client` is any value (a handle).
+ */
+tn_status tn_read_skill_file(tn_client *client, const char *server, const char *skill_uri, const char *file, char **file_json_out);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond cargo, into .cache/ (idempotent, nothing global; a second
 # run is a no-op): the third-party MCP peers (@modelcontextprotocol/server-everything from npm,
-# the Python `mcp` SDK from PyPI) and pytest, in a venv the tests use for every Python test.
+# the Python `mcp` SDK from PyPI) and pytest, in a venv the tests use for every Python test; and
+# the official conformance harnesses (0.1.16 and 0.2.0-alpha.12, with the Node 22 they need).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PEERS=${PEERS_DIR:-.cache/peers}
@@ -48,6 +49,14 @@ net.Server.prototype.listen = function (...a) {
   return listen.apply(this, a);
 };
 JS
+# The official conformance suite's harnesses, both versions the test command runs (issue 27):
+# ../shared/tools/conformance/run-client.sh installs a version (and a Node 22 from npm) into its
+# cache on first use; `--list` does that and nothing else, and is quick once they are there.
+export CONFORMANCE_CACHE=${CONFORMANCE_CACHE:-$PWD/.cache/conformance}
+for v in 0.1.16 0.2.0-alpha.12; do
+  [ -f "$CONFORMANCE_CACHE/conformance-$v/node_modules/@modelcontextprotocol/conformance/dist/index.js" ] ||
+    CONFORMANCE_VERSION=$v ../shared/tools/conformance/run-client.sh --list >/dev/null
+done
 # An authorization server nobody here wrote, for the refresh test (tests/python/test_oauth.py),
 # in a prefix of its own: .cache is shared between checkouts.
 OAUTH_MOCK_VERSION=9.3.0

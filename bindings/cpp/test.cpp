@@ -551,6 +551,26 @@ static void test_suspend_and_resume() {
   CHECK(!r.pending() && has(r.output, "cancel"), r.json);
 }
 
+static void test_skills() {
+  const std::string pdf = "skill://pdf-processing/SKILL.md";
+  tn::Client c(R"({"mcpServers":{"fx":{"command":[)" + tn::detail::quote(fixture) + R"(,"--skills"]}}})");
+  auto listing = c.skills();
+  CHECK(has(listing, R"({"servers":{"fx":{"skills":[{"uri":"skill://pdf-processing/SKILL.md")"), listing.substr(0, 200));
+  auto sk = c.get_skill("fx", pdf);
+  CHECK(sk.server == "fx" && sk.uri == pdf && sk.text.rfind("---\nname: pdf-processing\n", 0) == 0 &&
+            has(sk.frontmatter, R"("license":"Apache-2.0")") && sk.mime_type == "text/markdown",
+        sk.json);
+  auto forms = c.read_skill_file("fx", pdf, "references/FORMS.md");
+  CHECK(forms.text == "Supporting content.\n" && forms.uri == "skill://pdf-processing/references/FORMS.md", forms.json);
+  CHECK(c.read_skill_file("fx", pdf, "assets/logo.png").blob == "iVBORw0KGgoAAf7/", "logo");
+  auto e = error_of([&] { c.get_skill("fx", "skill://tampered-digest/SKILL.md"); });
+  CHECK(e.status() == TN_ERR_NOT_FOUND && has(e.what(), "digest mismatch"), e.what());
+  e = error_of([&] { c.read_skill_file("fx", pdf, "references/SECRET.md"); });
+  CHECK(e.status() == TN_ERR_NOT_FOUND && has(e.what(), "nothing was requested"), e.what());
+  e = error_of([&] { c.get_skill("nope", pdf); });
+  CHECK(e.status() == TN_ERR_NOT_FOUND && std::string(e.what()) == "no server named `nope` in the config", e.what());
+}
+
 int main(int argc, char **argv) {
   self_exe = argv[0];
   if (argc == 5 && std::string(argv[1]) == "--resume") return resume_main(argv[2], argv[3], argv[4]);
@@ -570,6 +590,7 @@ int main(int argc, char **argv) {
     test_cancel();
     test_progress();
     test_suspend_and_resume();
+    test_skills();
   } catch (const std::exception &e) {
     ++failures;
     std::cerr << "uncaught: " << e.what() << "\n";

@@ -357,6 +357,17 @@ struct Tool {
   std::string name, description, server, remote_name, input_schema, json;
 };
 
+// A skill loaded by Client::get_skill (SEP-2640): its SKILL.md verified against its entry;
+// frontmatter and resources are raw JSON texts, json the library's whole text.
+struct Skill {
+  std::string server, uri, frontmatter, resources, mime_type, text, json;
+};
+
+// One file of a loaded skill (Client::read_skill_file): text, or blob (base64) for binary.
+struct SkillFile {
+  std::string server, skill, uri, mime_type, text, blob, json;
+};
+
 // One notifications/progress report for a call; json is the library's text.
 struct Progress {
   double progress = 0;
@@ -651,6 +662,52 @@ class Client {
     detail::OutString out;
     detail::check(tn_server_statuses(handle(), &out.p));
     return out.str();
+  }
+
+  // Skills (SEP-2640): {"servers":{"<name>":{"skills":[entry…],"warnings":[…]?}|{"error":"…"}}}
+  // as JSON text, for each connected server that offers them. No skill file is read.
+  std::string skills() const {
+    detail::OutString out;
+    detail::check(tn_list_skills(handle(), &out.p));
+    return out.str();
+  }
+
+  // Loads the skill of `server` whose SKILL.md is `uri`, verified (size, SHA-256, frontmatter).
+  // A mismatch, an unknown skill or server, or a server without skills throws Error
+  // (TN_ERR_NOT_FOUND) saying what did not match.
+  Skill get_skill(const std::string &server, const std::string &uri) const {
+    detail::OutString out;
+    detail::check(tn_get_skill(handle(), detail::cstr(server, "server"), detail::cstr(uri, "uri"), &out.p));
+    Skill sk;
+    sk.json = out.str();
+    for (auto &m : detail::members(sk.json)) {
+      if (m.first == "server") sk.server = detail::as_string(m.second);
+      else if (m.first == "uri") sk.uri = detail::as_string(m.second);
+      else if (m.first == "frontmatter") sk.frontmatter = m.second;
+      else if (m.first == "resources") sk.resources = m.second;
+      else if (m.first == "mimeType") sk.mime_type = detail::as_string(m.second);
+      else if (m.first == "text") sk.text = detail::as_string(m.second);
+    }
+    return sk;
+  }
+
+  // One file of a skill get_skill loaded, by URI or by its path in the skill, verified against
+  // the entry; a file the entry does not list throws (TN_ERR_NOT_FOUND) without a request.
+  SkillFile read_skill_file(const std::string &server, const std::string &skill_uri, const std::string &file) const {
+    detail::OutString out;
+    detail::check(tn_read_skill_file(handle(), detail::cstr(server, "server"), detail::cstr(skill_uri, "skill_uri"),
+                                     detail::cstr(file, "file"), &out.p));
+    SkillFile f;
+    f.json = out.str();
+    for (auto &m : detail::members(f.json)) {
+      if (m.first == "server") f.server = detail::as_string(m.second);
+      else if (m.first == "skill") f.skill = detail::as_string(m.second);
+      else if (m.first == "uri") f.uri = detail::as_string(m.second);
+      else if (m.first == "mimeType") f.mime_type = detail::as_string(m.second);
+      else if (m.first == "text") f.text = detail::as_string(m.second);
+      else if (m.first == "blob") f.blob = detail::as_string(m.second);
+    }
+    return f;
   }
 
   // Calls a tool by its listed name; args_json is a JSON object text. Tool errors, timeouts

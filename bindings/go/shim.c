@@ -25,6 +25,19 @@ tn_status tn_go_call_tool(uintptr_t client, const char *name, const char *args_j
   return tn_call_tool((tn_client *)client, name, args_json, out);
 }
 
+tn_status tn_go_list_skills(uintptr_t client, char **out) {
+  return tn_list_skills((const tn_client *)client, out);
+}
+
+tn_status tn_go_get_skill(uintptr_t client, const char *server, const char *uri, char **out) {
+  return tn_get_skill((tn_client *)client, server, uri, out);
+}
+
+tn_status tn_go_read_skill_file(uintptr_t client, const char *server, const char *skill_uri, const char *file,
+                                char **out) {
+  return tn_read_skill_file((tn_client *)client, server, skill_uri, file, out);
+}
+
 void tn_go_disconnect(uintptr_t client) { tn_disconnect((tn_client *)client); }
 
 tn_status tn_go_answer(uintptr_t responder, const char *answer_json) {

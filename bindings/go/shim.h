@@ -21,5 +21,9 @@ tn_status tn_go_call_tool_resume(uintptr_t client, const char *token, const char
 tn_status tn_go_call_tool_resume_async(uintptr_t client, const char *token, const char *answers_json,
                                        const char *options_json, int with_progress, uintptr_t user_data,
                                        uint64_t *call_id_out);
+tn_status tn_go_list_skills(uintptr_t client, char **out);
+tn_status tn_go_get_skill(uintptr_t client, const char *server, const char *uri, char **out);
+tn_status tn_go_read_skill_file(uintptr_t client, const char *server, const char *skill_uri, const char *file,
+                                char **out);
 tn_status tn_go_server_request_response(int with_resolver, uintptr_t user_data, const char *message_json, char **out);
 #endif

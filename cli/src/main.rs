@@ -5,11 +5,15 @@
 //! toolnexus [--config FILE] tools [--json | --for openai|anthropic|gemini]
 //! toolnexus [--config FILE] call TOOL ['{"arg":…}'] [--json]
 //! toolnexus [--config FILE] status [--json]
+//! toolnexus [--config FILE] skills [--json]
+//! toolnexus [--config FILE] skills get SERVER SKILL_URI [--json]
+//! toolnexus [--config FILE] skills read SERVER SKILL_URI FILE [--json]
 //! toolnexus bridge < lines.jsonl
 //! ```
 //!
-//! Exit codes: 0 success; 1 a tool result with `isError` (call) or a failed server (status);
-//! 2 a usage, config or library error (the message is on stderr).
+//! Exit codes: 0 success; 1 a tool result with `isError` (call), a failed server (status) or a
+//! server whose skills could not be listed (skills); 2 a usage, config or library error, a
+//! skill refused included (the message is on stderr).
 
 mod bridge;
 mod form;
@@ -72,8 +76,42 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the skills of every server that offers them (SEP-2640); no skill file is read.
+    /// `skills get` loads one (its SKILL.md verified), `skills read` one of its files.
+    Skills {
+        /// Print the listing as the library gives it (JSON).
+        #[arg(long)]
+        json: bool,
+        #[command(subcommand)]
+        action: Option<SkillsAction>,
+    },
     /// JSON lines on stdin, {"fn": NAME, "input": JSON, ...}, one result line each on stdout.
     Bridge,
+}
+
+#[derive(Subcommand)]
+enum SkillsAction {
+    /// Load a skill and print its SKILL.md, verified by size, SHA-256 and frontmatter against
+    /// its entry; a skill that fails is refused (exit 2, saying what did not match).
+    Get {
+        /// The server's name in the config.
+        server: String,
+        /// The URI of the skill's SKILL.md (see `toolnexus skills`).
+        uri: String,
+        /// Print the whole result as JSON instead of the text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Load a skill, then print one of its listed files (by URI or path in the skill), verified.
+    Read {
+        server: String,
+        /// The URI of the skill's SKILL.md.
+        skill: String,
+        /// The file: its URI, or its path in the skill (`references/FORMS.md`).
+        file: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// A failure of the command itself: printed as `toolnexus: …`, exit code 2.
@@ -96,6 +134,7 @@ fn main() -> ExitCode {
             with_client(&cli.config, |c| call(c, &tool, args.as_deref(), json))
         }
         Command::Status { json } => with_client(&cli.config, |c| status(c, json)),
+        Command::Skills { json, action } => with_client(&cli.config, |c| skills(c, json, action)),
     };
     match run {
         Ok(code) => code,
@@ -319,4 +358,99 @@ fn status_line(name: &str, s: &Value) -> String {
         line.push_str(&format!("\n  last elicitation error: {e}"));
     }
     line
+}
+
+fn skills(client: &Client, json: bool, action: Option<SkillsAction>) -> Result<ExitCode, Fail> {
+    let print = |text: &str, json: bool| -> Result<(), Fail> {
+        let v: Value = serde_json::from_str(text)
+            .map_err(|e| Fail(format!("the library returned text that is not JSON: {e}")))?;
+        if json {
+            println!("{text}");
+        } else if let Some(t) = v.get("text").and_then(Value::as_str) {
+            print!("{t}");
+        } else if let Some(b) = v.get("blob").and_then(Value::as_str) {
+            use base64::Engine;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(b)
+                .map_err(|e| Fail(format!("the file's blob is not base64: {e}")))?;
+            std::io::Write::write_all(&mut std::io::stdout(), &bytes)
+                .map_err(|e| Fail(format!("cannot write the file: {e}")))?;
+        }
+        Ok(())
+    };
+    match action {
+        Some(SkillsAction::Get { server, uri, json }) => {
+            print(&client.get_skill(&server, &uri)?, json)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(SkillsAction::Read {
+            server,
+            skill,
+            file,
+            json,
+        }) => {
+            client.get_skill(&server, &skill)?;
+            print(&client.read_skill_file(&server, &skill, &file)?, json)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        None => {}
+    }
+    for line in failed_servers(client) {
+        eprintln!("toolnexus: {line}");
+    }
+    let text = client.list_skills()?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| Fail(format!("the library listed skills that are not JSON: {e}")))?;
+    let servers = v.get("servers").and_then(Value::as_object);
+    let mut listing_failed = false;
+    for (name, s) in servers.into_iter().flatten() {
+        if let Some(e) = s.get("error").and_then(Value::as_str) {
+            eprintln!("toolnexus: {e}");
+            listing_failed = true;
+        }
+        for w in s
+            .get("warnings")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            eprintln!("toolnexus: server `{name}`: {}", w.as_str().unwrap_or(""));
+        }
+    }
+    if json {
+        println!("{text}");
+    } else {
+        let rows: Vec<(&str, &str, &str)> = servers
+            .into_iter()
+            .flatten()
+            .flat_map(|(name, s)| {
+                s.get("skills")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(move |e| {
+                        let uri = e.get("uri").and_then(Value::as_str).unwrap_or("?");
+                        let desc = e
+                            .pointer("/frontmatter/description")
+                            .and_then(Value::as_str)
+                            .unwrap_or("");
+                        (name.as_str(), uri, desc.lines().next().unwrap_or(""))
+                    })
+            })
+            .collect();
+        if rows.is_empty() {
+            println!("(no skills)");
+        }
+        let (w1, w2) = rows.iter().fold((0, 0), |(a, b), r| {
+            (a.max(r.0.chars().count()), b.max(r.1.chars().count()))
+        });
+        for (server, uri, desc) in rows {
+            println!("{server:w1$}  {uri:w2$}  {desc}");
+        }
+    }
+    Ok(if listing_failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

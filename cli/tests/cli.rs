@@ -1,4 +1,4 @@
-//! The `toolnexus` command end to end: `tools`, `call`, `status` against the fixture server
+//! The `toolnexus` command end to end: `tools`, `call`, `status`, `skills` against the fixture server
 //! (target/debug/tn-fixture-server, or $TN_FIXTURE; `cargo build --workspace` builds it), a
 //! question declined without a terminal, and `bridge` over every shared parity vector and every
 //! provider vector. The terminal form itself is tested through a pty by scripts/test-dist.sh.
@@ -166,6 +166,97 @@ fn status_reports_each_server_and_exits_1_when_one_failed() {
         "{}",
         text(&out.stderr)
     );
+}
+
+#[test]
+fn skills_lists_gets_a_verified_skill_and_refuses_a_tampered_one() {
+    let dir = config_dir("skills");
+    std::fs::write(
+        dir.join("skills.json"),
+        serde_json::json!({"mcpServers": {
+            "fx": {"command": [fixture(), "--skills"]},
+            "plain": {"command": [fixture()]},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let out = run(&dir, &["skills", "-c", "skills.json"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    // One line per listed skill of the one server that offers them; the invalid entry named.
+    assert_eq!(stdout.lines().count(), 8, "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .next()
+            .unwrap()
+            .starts_with("fx  skill://pdf-processing/SKILL.md ")
+            && stdout.contains("Extract, fill, and assemble PDF documents"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("skill `skill://broken/SKILL.md` is not listed"),
+        "{stderr}"
+    );
+    let out = run(&dir, &["skills", "--json", "-c", "skills.json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["servers"].as_object().unwrap().len(), 1, "{v}");
+
+    let pdf = "skill://pdf-processing/SKILL.md";
+    let out = run(&dir, &["skills", "-c", "skills.json", "get", "fx", pdf]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("---\nname: pdf-processing\n"));
+    let out = run(
+        &dir,
+        &[
+            "skills",
+            "-c",
+            "skills.json",
+            "read",
+            "fx",
+            pdf,
+            "references/FORMS.md",
+        ],
+    );
+    assert_eq!(text(&out.stdout), "Supporting content.\n");
+    let out = run(
+        &dir,
+        &[
+            "skills",
+            "-c",
+            "skills.json",
+            "read",
+            "fx",
+            pdf,
+            "assets/logo.png",
+        ],
+    );
+    assert_eq!(out.stdout, b"\x89PNG\r\n\x1a\n\x00\x01\xfe\xff");
+
+    let out = run(
+        &dir,
+        &[
+            "skills",
+            "-c",
+            "skills.json",
+            "get",
+            "fx",
+            "skill://tampered-digest/SKILL.md",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stdout.is_empty(),
+        "nothing of a refused skill is printed"
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("is refused: digest mismatch") && err.contains("TN_ERR_NOT_FOUND"),
+        "{err}"
+    );
+    let out = run(&dir, &["skills", "-c", "skills.json", "get", "plain", pdf]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("server `plain` offers no skills"));
 }
 
 /// Feeds `lines` to `toolnexus bridge`; returns one output line per input line.

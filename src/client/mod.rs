@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 mod async_calls;
 mod calling;
+mod skills;
 
 pub use calling::{Done, Progress};
 

@@ -7,6 +7,7 @@ pub mod calls;
 pub mod client;
 pub mod guard;
 pub mod resolver;
+pub mod skills;
 pub mod strings;
 
 use crate::error::Error;

@@ -32,8 +32,8 @@ impl Style {
 
 /// Maps a JSON array of §0.1 tools (as `tn_list_tools` gives them) to `style`. A missing or
 /// null description is `""`; a missing schema is `{"type":"object"}`. Gemini wraps every
-/// declaration in one object; with no tools at all every style gives `[]` (an empty
-/// declaration list is refused by the provider).
+/// declaration in one object, with no tools too (`[{"functionDeclarations":[]}]`, as every
+/// other port gives it, issue 27); the other styles give `[]`.
 pub fn tools_to_provider(tools_json: &str, style: Style) -> Result<String> {
     let tools = match parse(tools_json, "tools_json")? {
         Value::Array(items) => items,
@@ -84,7 +84,7 @@ pub fn tools_to_provider(tools_json: &str, style: Style) -> Result<String> {
         out.push(shape(style, name, description, schema));
     }
     let out = match style {
-        Style::Gemini if !out.is_empty() => {
+        Style::Gemini => {
             let mut wrapper = Map::new();
             wrapper.insert("functionDeclarations".into(), Value::Array(out));
             vec![Value::Object(wrapper)]

@@ -1,6 +1,7 @@
 //! The mapping between MCP and the toolnexus contract, pure (contract §0.1, §1, §4, §10): the
 //! elicitation bridge's tables ([`elicitation`]), tool names ([`naming`]), listed tools
-//! ([`listing`]), results ([`shape`]), and tools in a model provider's shape ([`adapters`]).
+//! ([`listing`]), results ([`shape`]), tools in a model provider's shape ([`adapters`]), and
+//! Skills entries and their verification on read ([`skills`], SEP-2640).
 //! No I/O, nothing of C. (The live bridge's SEP-1034 defaults are the host's: `host::sep1034`.)
 
 pub(crate) mod adapters;
@@ -8,3 +9,4 @@ pub(crate) mod elicitation;
 pub(crate) mod listing;
 pub(crate) mod naming;
 pub(crate) mod shape;
+pub(crate) mod skills;

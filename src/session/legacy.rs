@@ -59,6 +59,7 @@ pub(super) fn initialize(s: &Session) -> Result<String, HandshakeError> {
         }
         Err(f) => return Err(HandshakeError::Failed(s.failed("initialize", &f))),
     };
+    s.learned_capabilities(&init);
     let version = init
         .get("protocolVersion")
         .and_then(Value::as_str)

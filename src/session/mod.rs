@@ -8,6 +8,7 @@ mod legacy;
 mod modern;
 mod probe;
 mod rounds;
+mod skills;
 mod suspend;
 
 pub(crate) use suspend::Start;
@@ -84,6 +85,11 @@ pub(crate) struct Session {
     renewing: Mutex<()>,
     /// Closed while a session is renewed: new requests wait, bounded by the timeout.
     hold: Gate,
+    /// The server's capabilities, from its `initialize` result or DiscoverResult (the
+    /// Skills extension is declared there, issue 27); None while unknown.
+    capabilities: Mutex<Option<serde_json::Value>>,
+    /// The Skills entries held: the last listing's, and the skills loaded from them (issue 27).
+    skills: Mutex<skills::Held>,
 }
 
 /// Why a server could not be brought up: the message names server, phase and cause.
@@ -214,6 +220,8 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
         header_params: HashMap::new(),
         renewing: Mutex::new(()),
         hold: Gate::default(),
+        capabilities: Mutex::new(None),
+        skills: Mutex::default(),
     })
 }
 

@@ -121,7 +121,7 @@ pub(super) fn routing(remote: &str, args_json: &str, params: &[(String, String)]
 
 /// A header value as SEP-2243 sends it: as is when it is visible ASCII without surrounding
 /// whitespace, else `=?base64?…?=` of its UTF-8.
-fn encode(v: &str) -> String {
+pub(super) fn encode(v: &str) -> String {
     let plain = !v.is_empty()
         && v.bytes().all(|b| (0x20..0x7f).contains(&b))
         && v.trim() == v

@@ -56,7 +56,10 @@ pub(super) fn run(s: &Session) -> Verdict {
         .0
         .and_then(|line| crate::json::rpc::result_value(&line).map_err(RequestError::Rpc));
     let verdict = match r {
-        Ok(v) if modern::is_discover_result(&v) => Verdict::Modern,
+        Ok(v) if modern::is_discover_result(&v) => {
+            s.learned_capabilities(&v);
+            Verdict::Modern
+        }
         // Masked before it is cut, so that no part of a secret the server echoed survives (§9).
         Ok(v) => Verdict::Legacy(format!(
             "not a DiscoverResult: {}",

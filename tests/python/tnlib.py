@@ -96,6 +96,9 @@ SIGNATURES = {
     "tn_call_tool_resume": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
     "tn_tools_for": (c_int32, [c_void_p, c_char_p, _OUT]),
     "tn_tools_to_provider": (c_int32, [c_char_p, c_char_p, _OUT]),
+    "tn_list_skills": (c_int32, [c_void_p, _OUT]),
+    "tn_get_skill": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "tn_read_skill_file": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, _OUT]),
     # Debug-only test hook (c-api.md "Debug-only"): panics inside the guard, returns
     # TN_ERR_PANIC. Exported by debug builds alone; missing from a release build.
     "tn_debug_force_panic": (c_int32, [c_char_p]),
@@ -330,6 +333,14 @@ class Client:
         if status != TN_OK:
             raise AssertionError("tn_server_statuses -> %d: %s" % (status, last_error()))
         return out.decode("utf-8")
+
+    def skills(self, fn, *args):
+        """tn_list_skills / tn_get_skill / tn_read_skill_file (by name) -> (status, the JSON
+        text on TN_OK, else the thread's last error message)."""
+        status, out = call_out(getattr(lib(), fn), self.handle, *args)
+        if status == TN_OK:
+            return status, out.decode("utf-8")
+        return status, last_error() or ""
 
     def disconnect(self):
         with self._lock:

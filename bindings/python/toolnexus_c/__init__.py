@@ -460,6 +460,31 @@ class Client:
         statuses: Dict[str, Any] = json.loads(self.statuses_json())
         return statuses
 
+    def skills(self) -> Dict[str, Any]:
+        """Skills (SEP-2640): {"servers": {name: {"skills": [entry, ...], "warnings"?: [...]} or
+        {"error": "..."}}} for each connected server that offers them; each entry as the server
+        listed it ({"uri", "frontmatter", "resources"}). No skill file is read."""
+        listing: Dict[str, Any] = json.loads(_text(_ffi.call_out(_ffi.lib().tn_list_skills, self._h())))
+        return listing
+
+    def get_skill(self, server: str, uri: str) -> Dict[str, Any]:
+        """Loads one skill of `server`, its SKILL.md checked against its entry (size, SHA-256,
+        frontmatter): {"server", "uri", "frontmatter", "resources", "mimeType"?, "text"}. A
+        mismatch, an unknown skill or server, or a server without skills raises NotFound, whose
+        message says which."""
+        skill: Dict[str, Any] = json.loads(_text(_ffi.call_out(
+            _ffi.lib().tn_get_skill, self._h(), _ffi.text_arg(server, "server"), _ffi.text_arg(uri, "uri"))))
+        return skill
+
+    def read_skill_file(self, server: str, skill_uri: str, file: str) -> Dict[str, Any]:
+        """One file of a skill get_skill loaded, by URI or by its path in the skill, checked against
+        the entry: {"server", "skill", "uri", "mimeType"?, "text" | "blob" (base64)}. A file the
+        entry does not list raises NotFound without a request."""
+        f: Dict[str, Any] = json.loads(_text(_ffi.call_out(
+            _ffi.lib().tn_read_skill_file, self._h(), _ffi.text_arg(server, "server"),
+            _ffi.text_arg(skill_uri, "skill_uri"), _ffi.text_arg(file, "file"))))
+        return f
+
     def call(
         self,
         name: str,

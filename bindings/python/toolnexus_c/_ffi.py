@@ -50,6 +50,9 @@ _SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
                                      POINTER(c_uint64)]),
     "tn_call_cancel": (c_int32, [c_void_p, c_uint64]),
     "tn_call_tool_resume": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "tn_list_skills": (c_int32, [c_void_p, _OUT]),
+    "tn_get_skill": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "tn_read_skill_file": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, _OUT]),
     "tn_call_tool_resume_async": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, DONE, PROGRESS, c_void_p,
                                             POINTER(c_uint64)]),
 }

@@ -491,11 +491,17 @@ impl Conn {
             );
             return bad(what, "Mcp-Method");
         }
-        if method == "tools/call" {
-            let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        // SEP-2243: Mcp-Name repeats a tools/call's name and a resources/read's URI.
+        let named = match method {
+            "tools/call" => Some("name"),
+            "resources/read" => Some("uri"),
+            _ => None,
+        };
+        if let Some(key) = named {
+            let name = params.and_then(|p| p.get(key)).and_then(Value::as_str);
             if q.mcp_name.as_deref() != name {
                 let what = format!(
-                    "the body carries params.name={name:?} but the Mcp-Name header is {:?}",
+                    "the body carries params.{key}={name:?} but the Mcp-Name header is {:?}",
                     q.mcp_name
                 );
                 return bad(what, "Mcp-Name");

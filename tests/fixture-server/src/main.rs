@@ -17,6 +17,7 @@ mod out;
 mod post;
 mod proto;
 mod session;
+mod skills;
 mod stdio;
 mod tools;
 mod util;
@@ -74,6 +75,8 @@ pub struct Opts {
     pub exit_on_discover: bool,
     /// Never answer `server/discover`.
     pub silent_on_discover: bool,
+    /// Serve the Skills extension (SEP-2640): `skills/list`, `skills/get`, `resources/read`.
+    pub skills: bool,
 }
 
 const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra-tools N] \
@@ -82,7 +85,7 @@ const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra
 [--ignore-stdin-eof] [--ignore-sigterm] [--close-stdin-after-init] \
 [--stdout-close-after-init] [--print-pid-file PATH] [--hardening-tools] [--stdout-outlives-exit-ms N] \
 [--http ADDR [--tls-cert FILE --tls-key FILE]] [--log FILE] [--get-status CODE] [--get-close-after-ms N] [--get-retry MS] \
-[--sse-all] [--modern] [--dual] [--exit-on-discover] [--silent-on-discover]";
+[--sse-all] [--modern] [--dual] [--exit-on-discover] [--silent-on-discover] [--skills]";
 
 fn usage_error(msg: &str) -> ! {
     eprintln!("fixture: {msg}\n{USAGE}");
@@ -128,6 +131,7 @@ fn parse_opts() -> Opts {
         dual: false,
         exit_on_discover: false,
         silent_on_discover: false,
+        skills: false,
     };
     let (mut tls_cert, mut tls_key) = (None, None);
     let mut args = std::env::args().skip(1);
@@ -174,6 +178,7 @@ fn parse_opts() -> Opts {
             "--dual" => o.dual = true,
             "--exit-on-discover" => o.exit_on_discover = true,
             "--silent-on-discover" => o.silent_on_discover = true,
+            "--skills" => o.skills = true,
             "-h" | "--help" => {
                 eprintln!("{USAGE}");
                 process::exit(0);

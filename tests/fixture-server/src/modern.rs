@@ -120,7 +120,7 @@ pub fn progress_token(params: Option<&Value>) -> Option<Value> {
 fn discover_result() -> Value {
     json!({
         "supportedVersions": [VERSION],
-        "capabilities": {"tools": {}},
+        "capabilities": if opts().skills { crate::skills::capabilities() } else { json!({"tools": {}}) },
         "resultType": "complete",
         "ttlMs": 0,
         "cacheScope": "private",
@@ -154,6 +154,9 @@ pub fn request(
             let mut b = tools_call(&out, state, buf, id, Some(params))?;
             b.modern = true;
             return Some(b);
+        }
+        m if opts().skills && crate::skills::handles(m) => {
+            crate::skills::request(out, buf, &id, m, params.as_ref(), true)
         }
         _ => send_error(out, buf, &id, -32601, "Method not found"),
     }

@@ -122,6 +122,9 @@ pub fn request(
             process::exit(3);
         }
         "server/discover" if opts().silent_on_discover => {} // never answered
+        m if opts().skills && crate::skills::handles(m) => {
+            crate::skills::request(out, buf, &id, m, params.as_ref(), false)
+        }
         _ => send_error(out, buf, &id, -32601, "Method not found"),
     }
     None
@@ -160,7 +163,11 @@ fn initialize(
     state.initialized.store(true, Ordering::Relaxed);
     let result = json!({
         "protocolVersion": version,
-        "capabilities": {"tools": {"listChanged": false}},
+        "capabilities": if o.skills {
+            crate::skills::capabilities()
+        } else {
+            json!({"tools": {"listChanged": false}})
+        },
         "serverInfo": {"name": o.name, "version": "1.0.0"}
     });
     send_value_result(out, buf, id, &result);
