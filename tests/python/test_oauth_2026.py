@@ -11,6 +11,9 @@ PyJWT on `cryptography`, code nobody here wrote):
 - DPoP (RFC 9449): proofs at the token endpoint and on every MCP request, the DPoP scheme,
   nonces from both servers, the refresh with the same key, and a second run from `auth.store`
   with the key kept there.
+- A server of the 2024-11-05 HTTP+SSE transport behind OAuth, configured as `type: "sse"` or
+  reached by the fallback: its event stream's GET and every POST carry the token, a 401 on the
+  GET runs the login.
 
 Every status and result is scanned for the tokens, codes and assertions (§9).
 """
@@ -19,6 +22,7 @@ import base64
 import hashlib
 import json
 import os
+import queue
 import sys
 import threading
 import time
@@ -59,8 +63,10 @@ class World:
     proofs required; `nonces`: both servers want a nonce; `expires_in` of the tokens."""
 
     def __init__(self, issuer="{as}", dpop=False, nonces=False, expires_in=3600, registration=True,
-                 grants=("authorization_code", "refresh_token")):
+                 grants=("authorization_code", "refresh_token"), legacy=False):
         self.issuer_template, self.dpop, self.nonces = issuer, dpop, nonces
+        # legacy: the MCP server speaks HTTP+SSE (2024-11-05) at /sse, POSTs at /messages.
+        self.legacy, self.outbox, self.stopping = legacy, queue.Queue(), threading.Event()
         self.expires_in, self.registration, self.grants = expires_in, registration, grants
         self.lock = threading.Lock()
         self.seen = []          # (server, method, path, headers, body) of every request
@@ -105,9 +111,10 @@ class World:
             threading.Thread(target=s.serve_forever, daemon=True).start()
         self.as_base = "http://127.0.0.1:%d" % self.servers[0].server_address[1]
         self.rs_base = "http://127.0.0.1:%d" % self.servers[1].server_address[1]
-        self.url = self.rs_base + "/mcp"
+        self.url = self.rs_base + ("/sse" if legacy else "/mcp")
 
     def close(self):
+        self.stopping.set()
         for s in self.servers:
             s.shutdown()
             s.server_close()
@@ -282,6 +289,8 @@ class World:
                 self.rs_nonce_honored = True
         elif scheme != "Bearer":
             self.errors.append("scheme %s" % scheme)
+        if self.legacy:
+            return self.on_legacy(h, method, body)
         if method == "GET":
             return self.reply(h, 405)
         if method == "DELETE":
@@ -289,17 +298,51 @@ class World:
         msg = json.loads(body or "{}")
         if "id" not in msg:
             return self.reply(h, 202)
+        self.reply(h, 200, self.answer(msg, "2025-11-25"))
+
+    @staticmethod
+    def answer(msg, version):
         m, rid = msg.get("method"), msg["id"]
         if m == "initialize":
-            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+            result = {"protocolVersion": version, "capabilities": {"tools": {}},
                       "serverInfo": {"name": "rs", "version": "1"}}
         elif m == "tools/list":
             result = {"tools": [{"name": "whoami", "inputSchema": {"type": "object"}}]}
         elif m == "tools/call":
             result = {"content": [{"type": "text", "text": "authorized"}]}
         else:
-            return self.reply(h, 200, {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": m}})
-        self.reply(h, 200, {"jsonrpc": "2.0", "id": rid, "result": result})
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": m}}
+        return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+    def on_legacy(self, h, method, body):
+        """HTTP+SSE (2024-11-05), authorized: GET /sse is the event stream (its `endpoint`
+        first, then every answer); POST /messages takes a message; POST /sse is refused as a
+        server of that transport refuses streamable HTTP."""
+        if method == "GET" and h.path == "/sse":
+            h.send_response(200)
+            h.send_header("Content-Type", "text/event-stream")
+            h.send_header("Cache-Control", "no-cache")
+            h.end_headers()
+            try:
+                h.wfile.write(b"event: endpoint\ndata: /messages?session=1\n\n")
+                h.wfile.flush()
+                while not self.stopping.is_set():
+                    try:
+                        out = self.outbox.get(timeout=0.2)
+                    except queue.Empty:
+                        continue
+                    h.wfile.write(b"event: message\ndata: " + json.dumps(out).encode() + b"\n\n")
+                    h.wfile.flush()
+            except OSError:
+                pass
+            return
+        if method == "POST" and h.path.startswith("/messages"):
+            msg = json.loads(body or "{}")
+            self.reply(h, 202)
+            if "id" in msg and "method" in msg:
+                self.outbox.put(self.answer(msg, "2024-11-05"))
+            return
+        self.reply(h, 405)
 
 
 @pytest.fixture
@@ -476,3 +519,26 @@ def test_dpop_with_nonces_refresh_and_store(world, tmp_path):
     assert w.errors == [], w.errors
     assert all(f["grant_type"] == "refresh_token" for f, _c in w.token_requests[before:])
     no_secret_in(w, *texts)
+
+
+@pytest.mark.parametrize("typed", [True, False], ids=["type-sse", "fallback"])
+def test_legacy_sse_server_behind_oauth(world, typed):
+    w = world(legacy=True)
+    browser = Browser()
+    entry = {"url": w.url, "type": "sse"} if typed else {"url": w.url}
+    with tnlib.Client({"mcpServers": {"rs": entry}}, browser.resolver) as c:
+        st = status_of(c)
+        assert st["status"] == "connected", st
+        out = c.result("rs_whoami", "{}")
+        assert json.loads(out)["output"] == "authorized"
+    assert len(browser.requests) == 1 and len(w.registrations) == 1
+    rs = [(m, p, {k.lower(): v for k, v in hd.items()}) for (srv, m, p, hd, _b) in w.seen
+          if srv == "rs" and not p.startswith("/.well-known/")]
+    streams = [hd for (m, p, hd) in rs if m == "GET" and p == "/sse"]
+    posts = [hd for (m, p, hd) in rs if m == "POST" and p.startswith("/messages")]
+    # The stream was opened with the token (after a 401 when it went first), and every POST
+    # to the endpoint carried it.
+    assert streams and streams[-1].get("authorization", "").startswith("Bearer "), rs
+    assert len(posts) >= 3 and all(hd.get("authorization", "").startswith("Bearer ") for hd in posts), rs
+    assert w.errors == [], w.errors
+    no_secret_in(w, json.dumps(st), out)

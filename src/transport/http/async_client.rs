@@ -145,7 +145,7 @@ impl HttpTransport {
         let mut rounds = crate::auth::Rounds::default();
         loop {
             if let Some(legacy) = self.legacy.get() {
-                return legacy.post(&out.body).await.map_err(RequestError::Lost);
+                return legacy.post(&out.body, out.id).await;
             }
             self.auth.before_send().await.map_err(RequestError::Auth)?;
             let sent_with = self.auth.generation();
@@ -252,6 +252,7 @@ impl HttpTransport {
             url: self.url.clone(),
             http: self.http.clone(),
             headers: self.headers.clone(),
+            auth: self.auth.clone(),
             timeout: self.timeout,
             max_bytes: self.max_bytes,
             filing: self.filing.clone(),

@@ -24,6 +24,9 @@ pub(super) struct Parts {
     pub(super) http: reqwest::Client,
     /// The configured headers (§9: only ever to the configured origin).
     pub(super) headers: HeaderMap,
+    /// The server's authorizer (§8): the GET and every POST carry its token, and a 401/403
+    /// runs it as on streamable HTTP (a server of 2024-11-05 behind OAuth).
+    pub(super) auth: Arc<crate::auth::Auth>,
     pub(super) timeout: Duration,
     pub(super) max_bytes: usize,
     pub(super) filing: Arc<Filing>,
@@ -49,25 +52,17 @@ impl LegacySse {
             Some(f) => format!("{f}, and the legacy {what}"),
             None => what,
         };
-        let req = parts
-            .http
-            .get(parts.url.clone())
-            .headers(parts.headers.clone())
-            .header(ACCEPT, "text/event-stream");
-        let resp = match tokio::time::timeout(parts.timeout, req.send()).await {
-            Err(_) => Err(format!(
-                "no HTTP response from {} within {} ms",
-                redact(&parts.url),
-                parts.timeout.as_millis()
-            )),
-            Ok(Err(e)) => Err(format!(
-                "{} ({})",
-                crate::net::explain_reqwest(e),
-                redact(&parts.url)
-            )),
-            Ok(Ok(r)) => Ok(r),
-        }
-        .map_err(|e| lead(format!("HTTP+SSE GET failed: {e}")))?;
+        let url = parts.url.clone();
+        let get = || {
+            parts
+                .http
+                .get(url.clone())
+                .headers(parts.headers.clone())
+                .header(ACCEPT, "text/event-stream")
+        };
+        let resp = authorized(&parts, &url, "GET", None, get)
+            .await
+            .map_err(|e| lead(format!("HTTP+SSE GET failed: {}", e.explain(parts.timeout))))?;
         if !resp.status().is_success() || !super::is_sse(&resp) {
             return Err(lead(format!("HTTP+SSE GET got HTTP {}", resp.status())));
         }
@@ -135,33 +130,19 @@ impl LegacySse {
         }))
     }
 
-    /// POSTs one message to the endpoint; its reply comes on the stream.
-    pub(super) async fn post(&self, body: &str) -> Result<(), String> {
-        let req = self
-            .parts
-            .http
-            .post(self.endpoint.clone())
-            .headers(self.parts.headers.clone())
-            .header(ACCEPT, super::protocol::ACCEPT_BOTH)
-            .header(CONTENT_TYPE, "application/json")
-            .body(body.to_string());
-        let resp = match tokio::time::timeout(self.parts.timeout, req.send()).await {
-            Err(_) => {
-                return Err(format!(
-                    "no HTTP response from {} within {} ms",
-                    redact(&self.endpoint),
-                    self.parts.timeout.as_millis()
-                ))
-            }
-            Ok(Err(e)) => {
-                return Err(format!(
-                    "{} ({})",
-                    crate::net::explain_reqwest(e),
-                    redact(&self.endpoint)
-                ))
-            }
-            Ok(Ok(r)) => r,
+    /// POSTs one message to the endpoint; its reply comes on the stream. `id`: the request's,
+    /// whose timer a login pauses.
+    pub(super) async fn post(&self, body: &str, id: Option<u64>) -> Result<(), RequestError> {
+        let post = || {
+            self.parts
+                .http
+                .post(self.endpoint.clone())
+                .headers(self.parts.headers.clone())
+                .header(ACCEPT, super::protocol::ACCEPT_BOTH)
+                .header(CONTENT_TYPE, "application/json")
+                .body(body.to_string())
         };
+        let resp = authorized(&self.parts, &self.endpoint, "POST", id, post).await?;
         if resp.status().is_success() {
             return Ok(());
         }
@@ -172,13 +153,74 @@ impl LegacySse {
             }
             _ => String::new(),
         };
-        Err(format!("HTTP {status}{body}"))
+        Err(RequestError::Lost(format!("HTTP {status}{body}")))
     }
 
     /// Ends the stream (the connection is closing).
     pub(super) fn shutdown(&self) {
         if let Some(t) = lock(&self.stream).take() {
             t.abort();
+        }
+    }
+}
+
+/// Sends the request `make` builds with the authorizer's headers for `method` and `url` (a new
+/// DPoP proof each time), bounded by the timeout; a 401/403 runs authorization (§8) and sends
+/// it again when a new token is in place (the timer of request `id` paused meanwhile). Any other
+/// response is the caller's to judge.
+async fn authorized(
+    parts: &Parts,
+    url: &Url,
+    method: &str,
+    id: Option<u64>,
+    make: impl Fn() -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, RequestError> {
+    let lost = RequestError::Lost;
+    let mut rounds = crate::auth::Rounds::default();
+    loop {
+        parts.auth.before_send().await.map_err(RequestError::Auth)?;
+        let sent_with = parts.auth.generation();
+        let mut req = make();
+        for (k, v) in parts.auth.authorization(method, url) {
+            req = req.header(k, v);
+        }
+        let resp = match tokio::time::timeout(parts.timeout, req.send()).await {
+            Err(_) => {
+                return Err(lost(format!(
+                    "no HTTP response from {} within {} ms",
+                    redact(url),
+                    parts.timeout.as_millis()
+                )))
+            }
+            Ok(Err(e)) => {
+                return Err(lost(format!(
+                    "{} ({})",
+                    crate::net::explain_reqwest(e),
+                    redact(url)
+                )))
+            }
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status().as_u16();
+        if status != 401 && status != 403 {
+            return Ok(resp);
+        }
+        let header = |name: &str| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let challenge = header(reqwest::header::WWW_AUTHENTICATE.as_str());
+        let nonce = header("dpop-nonce");
+        match parts
+            .auth
+            .on_denied(status, challenge, nonce, sent_with, &mut rounds, id)
+            .await
+        {
+            crate::auth::Denied::Retry => continue,
+            crate::auth::Denied::Fail(why) => return Err(RequestError::Auth(why)),
+            crate::auth::Denied::Pass => return Ok(resp),
         }
     }
 }
