@@ -194,6 +194,19 @@ impl Auth {
         crate::util::cut(&self.mask(text.trim()), 200)
     }
 
+    /// A `DPoP-Nonce` header on any response of the MCP server (RFC 9449 §8.2: the server may
+    /// hand out a fresh nonce with a success): the next proof carries it, so the request after
+    /// does not take a `use_dpop_nonce` round first. Only while the token is DPoP-bound.
+    pub(crate) fn note_nonce(&self, nonce: Option<&str>) {
+        let Some(n) = nonce.map(str::trim).filter(|n| !n.is_empty()) else {
+            return;
+        };
+        let mut st = lock(&self.state);
+        if st.tokens.as_ref().is_some_and(Tokens::is_dpop) && st.rs_nonce.as_deref() != Some(n) {
+            st.rs_nonce = Some(n.to_string());
+        }
+    }
+
     /// The token generation the next request carries (give it back to [`Auth::on_denied`]).
     pub(crate) fn generation(&self) -> u64 {
         lock(&self.state).generation

@@ -63,10 +63,13 @@ class World:
     proofs required; `nonces`: both servers want a nonce; `expires_in` of the tokens."""
 
     def __init__(self, issuer="{as}", dpop=False, nonces=False, expires_in=3600, registration=True,
-                 grants=("authorization_code", "refresh_token"), legacy=False):
+                 grants=("authorization_code", "refresh_token"), legacy=False, rotate=False):
         self.issuer_template, self.dpop, self.nonces = issuer, dpop, nonces
         # legacy: the MCP server speaks HTTP+SSE (2024-11-05) at /sse, POSTs at /messages.
         self.legacy, self.outbox, self.stopping = legacy, queue.Queue(), threading.Event()
+        # rotate: with nonces, every response the MCP server gives hands out the next nonce
+        # (RFC 9449 §8.2) and only the latest is accepted.
+        self.rotate, self.rs_current, self.rs_challenges = rotate, RS_NONCE, 0
         self.expires_in, self.registration, self.grants = expires_in, registration, grants
         self.lock = threading.Lock()
         self.seen = []          # (server, method, path, headers, body) of every request
@@ -281,24 +284,34 @@ class World:
             claims = self.proof_claims(h.headers.get("DPoP"), method, self.url, token)
             if claims is None or scheme != "DPoP":
                 return self.reply(h, 401, {"error": "invalid_token"}, [("WWW-Authenticate", challenge)])
-            if self.nonces and claims.get("nonce") != RS_NONCE:
+            with self.lock:
+                current = self.rs_current
+            if self.nonces and claims.get("nonce") != current:
                 self.rs_nonce_challenged = True
+                with self.lock:
+                    self.rs_challenges += 1
                 return self.reply(h, 401, {"error": "use_dpop_nonce"},
-                                  [("WWW-Authenticate", 'DPoP error="use_dpop_nonce"'), ("DPoP-Nonce", RS_NONCE)])
+                                  [("WWW-Authenticate", 'DPoP error="use_dpop_nonce"'), ("DPoP-Nonce", current)])
             if self.nonces:
                 self.rs_nonce_honored = True
         elif scheme != "Bearer":
             self.errors.append("scheme %s" % scheme)
         if self.legacy:
             return self.on_legacy(h, method, body)
+        extra = []
+        if self.rotate:
+            with self.lock:
+                self.counter += 1
+                self.rs_current = "rs-nonce-r%d" % self.counter
+                extra = [("DPoP-Nonce", self.rs_current)]
         if method == "GET":
-            return self.reply(h, 405)
+            return self.reply(h, 405, None, extra)
         if method == "DELETE":
-            return self.reply(h, 200)
+            return self.reply(h, 200, None, extra)
         msg = json.loads(body or "{}")
         if "id" not in msg:
-            return self.reply(h, 202)
-        self.reply(h, 200, self.answer(msg, "2025-11-25"))
+            return self.reply(h, 202, None, extra)
+        self.reply(h, 200, self.answer(msg, "2025-11-25"), extra)
 
     @staticmethod
     def answer(msg, version):
@@ -542,3 +555,17 @@ def test_legacy_sse_server_behind_oauth(world, typed):
     assert len(posts) >= 3 and all(hd.get("authorization", "").startswith("Bearer ") for hd in posts), rs
     assert w.errors == [], w.errors
     no_secret_in(w, json.dumps(st), out)
+
+
+def test_dpop_nonce_handed_out_on_success_is_used_next(world):
+    # RFC 9449 §8.2: a fresh nonce on a 200 is the one the next proof carries; a client that
+    # only learns nonces from 401s pays a refused round trip on every request.
+    w = world(dpop=True, nonces=True, rotate=True)
+    browser = Browser()
+    with tnlib.Client({"mcpServers": {"rs": {"url": w.url}}}, browser.resolver) as c:
+        assert status_of(c)["status"] == "connected"
+        for _ in range(4):
+            assert json.loads(c.result("rs_whoami", "{}"))["output"] == "authorized"
+    assert w.errors == [], w.errors
+    # The first request with the token learns the nonce from its 401; none after it is refused.
+    assert w.rs_challenges == 1, w.rs_challenges

@@ -120,7 +120,10 @@ impl HttpTransport {
                 self.timeout.as_millis()
             )),
             Ok(Err(e)) => Err(format!("{} ({})", explain_reqwest(e), redact(&self.url))),
-            Ok(Ok(r)) => Ok(r),
+            Ok(Ok(r)) => {
+                note_nonce(&self.auth, &r);
+                Ok(r)
+            }
         }
     }
 
@@ -263,4 +266,13 @@ impl HttpTransport {
             },
         }
     }
+}
+
+/// A response's `DPoP-Nonce`, whatever its status, for the next proof (RFC 9449 §8.2).
+pub(super) fn note_nonce(auth: &crate::auth::Auth, resp: &reqwest::Response) {
+    auth.note_nonce(
+        resp.headers()
+            .get("dpop-nonce")
+            .and_then(|v| v.to_str().ok()),
+    );
 }

@@ -201,6 +201,7 @@ async fn authorized(
             }
             Ok(Ok(r)) => r,
         };
+        super::async_client::note_nonce(&parts.auth, &resp);
         let status = resp.status().as_u16();
         if status != 401 && status != 403 {
             return Ok(resp);

@@ -183,6 +183,7 @@ impl HttpTransport {
 
     /// A head that decides the exchange by itself (None: read the body).
     fn on_head(&self, ex: &mut Exchange, head: &Head, id: Option<u64>) -> Option<Step> {
+        self.auth.note_nonce(head.dpop_nonce.as_deref());
         let sent = Sent {
             request: id.is_some(),
             opens_session: false, // initialize goes on the async client
