@@ -49,7 +49,7 @@ mod sys;
 mod transport;
 mod util;
 
-pub use client::{Client, Done, Progress};
+pub use client::{Client, Done, EventCallback, Progress};
 pub use error::{Error, ErrorKind, Result};
 pub use responder::{
     answer as answer_responder, Resolver, ResolverReturn, Token as ResponderToken,

@@ -156,7 +156,7 @@ fn tools(client: &Client, json: bool, style: Option<String>) -> Result<ExitCode,
     if let Some(style) = style {
         println!(
             "{}",
-            toolnexus::pure::tools_to_provider(client.tools_json(), &style)?
+            toolnexus::pure::tools_to_provider(&client.tools_json(), &style)?
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -164,7 +164,7 @@ fn tools(client: &Client, json: bool, style: Option<String>) -> Result<ExitCode,
         println!("{}", client.tools_json());
         return Ok(ExitCode::SUCCESS);
     }
-    let tools: Vec<Value> = serde_json::from_str(client.tools_json())
+    let tools: Vec<Value> = serde_json::from_str(&client.tools_json())
         .map_err(|e| Fail(format!("the library listed tools that are not JSON: {e}")))?;
     if tools.is_empty() {
         println!("(no tools)");
