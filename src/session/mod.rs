@@ -372,23 +372,26 @@ impl Session {
     /// Opens MCP 2026-07-28's `subscriptions/listen` for tool-list changes (issue 28): over
     /// HTTP a stream of its own, kept open by the transport; over stdio a request that stays
     /// open, its notifications on the one channel. Best effort: without it the list is
-    /// refreshed only when its `ttlMs` runs out.
-    fn listen(&self) {
+    /// refreshed only when its `ttlMs` runs out (the status then says why).
+    fn listen(&mut self) {
         let params = modern::listen_params(self.with_resolver);
-        match &self.http {
+        let warning = match &self.http {
             Some(h) => {
                 let id = self.conn.reserve_id();
                 h.open_listen(crate::json::rpc::request_text(
                     id,
                     "subscriptions/listen",
                     Some(&params),
-                ));
+                ))
             }
-            None => {
-                let _ = self
-                    .conn
-                    .send_untracked("subscriptions/listen", Some(&params));
-            }
+            None => self
+                .conn
+                .send_untracked("subscriptions/listen", Some(&params))
+                .err()
+                .map(|e| format!("subscriptions/listen could not be sent: {e}")),
+        };
+        if let Some(w) = warning {
+            self.warnings.push(self.spec.secrets().mask(&w));
         }
     }
 

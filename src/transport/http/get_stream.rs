@@ -72,19 +72,30 @@ impl HttpTransport {
     }
 
     /// Opens MCP 2026-07-28's `subscriptions/listen` (issue 28): `body` is the whole request
-    /// (the session built it; its id is the subscription's). Read in the background, opened
-    /// again with backoff when it ends, until the server refuses it. Its notifications are
-    /// filed as the GET stream's are; the answer that ends a subscription goes to an id nobody
-    /// waits for.
-    pub(crate) fn open_listen(&self, body: String) {
-        let Some(me) = self.me.upgrade() else { return };
-        let task = runtime().spawn(async move {
-            let first = me.post_listen(&body).await;
-            me.run_stream(first, Some(&body)).await
-        });
+    /// (the session built it; its id is the subscription's). The server's answer is awaited
+    /// (bounded by the timeout), so that a change right after connect is not missed; then the
+    /// stream is read in the background, opened again with backoff when it ends, until the
+    /// server refuses it. Its notifications are filed as the GET stream's are; the answer that
+    /// ends a subscription goes to an id nobody waits for. A warning for the status when it
+    /// could not be opened.
+    pub(crate) fn open_listen(&self, body: String) -> Option<String> {
+        let me = self.me.upgrade()?;
+        let first = runtime().block_on(me.post_listen(&body));
+        let warning = match &first {
+            GetOpen::Up(_) => None,
+            GetOpen::Refused => Some("the server refused subscriptions/listen; its tool-list changes are seen only when its ttlMs runs out".to_string()),
+            GetOpen::Failed(e) => Some(format!(
+                "the subscriptions/listen stream could not be opened ({e}); tool-list changes may be missed until it reconnects"
+            )),
+        };
+        if let GetOpen::Refused = first {
+            return warning;
+        }
+        let task = runtime().spawn(async move { me.run_stream(first, Some(&body)).await });
         if let Some(old) = lock(&self.get_stream).replace(task.abort_handle()) {
             old.abort();
         }
+        warning
     }
 
     /// One `subscriptions/listen` POST: an event stream is the subscription; a JSON answer (an

@@ -438,12 +438,11 @@ impl Conn {
             crate::live::next_event_id(),
             &crate::live::acknowledgement(&id),
         );
-        let ok = stream.write_raw(&w);
+        let ok = crate::live::add_listener(id, stream.clone(), &w);
         self.w = w;
         if !ok {
             return false;
         }
-        crate::live::add_listener(id, stream.clone());
         let _ = self.sock().set_read_timeout(None);
         loop {
             match self.reader.fill_buf() {

@@ -165,9 +165,15 @@ pub fn cancelled(id: &Value) {
     lock(&STDIO_SUBS).retain(|s| s != id);
 }
 
-/// A modern HTTP subscription's stream (its acknowledgement already written).
-pub fn add_listener(id: Value, stream: Arc<EventStream>) {
-    lock(&LISTENERS).push((id, stream));
+/// A modern HTTP subscription's stream: `head` (the response head and the acknowledgement)
+/// written under the listeners' lock, so that no change overtakes it; false when it broke.
+pub fn add_listener(id: Value, stream: Arc<EventStream>, head: &[u8]) -> bool {
+    let mut listeners = lock(&LISTENERS);
+    if !stream.write_raw(head) {
+        return false;
+    }
+    listeners.push((id, stream));
+    true
 }
 
 pub fn remove_listener(stream: &Arc<EventStream>) {
