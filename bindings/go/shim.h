@@ -22,4 +22,6 @@ tn_status tn_go_call_tool_resume_async(uintptr_t client, const char *token, cons
                                        const char *options_json, int with_progress, uintptr_t user_data,
                                        uint64_t *call_id_out);
 tn_status tn_go_server_request_response(int with_resolver, uintptr_t user_data, const char *message_json, char **out);
+/* tn_set_event_callback with the Go trampoline (on) or NULL; user_data is a cgo.Handle. */
+tn_status tn_go_set_event_callback(uintptr_t client, int on, uintptr_t user_data);
 #endif
