@@ -5,14 +5,16 @@
 //! toolnexus [--config FILE] tools [--json | --for openai|anthropic|gemini]
 //! toolnexus [--config FILE] call TOOL ['{"arg":…}'] [--json]
 //! toolnexus [--config FILE] status [--json]
+//! toolnexus [--config FILE] watch [--json]
 //! toolnexus bridge < lines.jsonl
 //! ```
 //!
-//! Exit codes: 0 success; 1 a tool result with `isError` (call) or a failed server (status);
+//! Exit codes: 0 success (and `watch` stopped by Ctrl-C); 1 a tool result with `isError` (call) or a failed server (status);
 //! 2 a usage, config or library error (the message is on stderr).
 
 mod bridge;
 mod form;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use serde_json::Value;
@@ -72,12 +74,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print each server's status, then every event as it comes (status changes, tool-list
+    /// changes, log messages) until Ctrl-C.
+    Watch {
+        /// Print the statuses (the library's JSON) first, then each event's JSON, one a line.
+        #[arg(long)]
+        json: bool,
+    },
     /// JSON lines on stdin, {"fn": NAME, "input": JSON, ...}, one result line each on stdout.
     Bridge,
 }
 
 /// A failure of the command itself: printed as `toolnexus: …`, exit code 2.
-struct Fail(String);
+pub(crate) struct Fail(pub(crate) String);
 
 impl From<Error> for Fail {
     fn from(e: Error) -> Self {
@@ -96,6 +105,7 @@ fn main() -> ExitCode {
             with_client(&cli.config, |c| call(c, &tool, args.as_deref(), json))
         }
         Command::Status { json } => with_client(&cli.config, |c| status(c, json)),
+        Command::Watch { json } => watch::run(&cli.config, json),
     };
     match run {
         Ok(code) => code,
@@ -106,18 +116,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// The config file's text, or why it cannot be read.
+pub(crate) fn read_config(config: &PathBuf) -> Result<String, Fail> {
+    std::fs::read_to_string(config).map_err(|e| {
+        Fail(format!(
+            "cannot read the config {}: {e} (pass another with --config FILE)",
+            config.display()
+        ))
+    })
+}
+
 /// Connects the servers of `config` (with the terminal form as the resolver), runs `f`, and
 /// disconnects.
 fn with_client(
     config: &PathBuf,
     f: impl FnOnce(&Client) -> Result<ExitCode, Fail>,
 ) -> Result<ExitCode, Fail> {
-    let text = std::fs::read_to_string(config).map_err(|e| {
-        Fail(format!(
-            "cannot read the config {}: {e} (pass another with --config FILE)",
-            config.display()
-        ))
-    })?;
+    let text = read_config(config)?;
     let client = Client::connect(&text, Some(Arc::new(form::TerminalResolver::new())))
         .map_err(|e| Fail(format!("{}: {}", config.display(), Fail::from(e).0)))?;
     let out = f(&client);
@@ -283,7 +298,7 @@ fn status(client: &Client, json: bool) -> Result<ExitCode, Fail> {
 }
 
 /// `name: connected (3 tools, protocol 2025-11-25)`, `name: failed: why`, plus warnings.
-fn status_line(name: &str, s: &Value) -> String {
+pub(crate) fn status_line(name: &str, s: &Value) -> String {
     let status = s.get("status").and_then(Value::as_str).unwrap_or("?");
     let mut line = format!("{name}: {status}");
     match status {

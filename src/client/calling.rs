@@ -357,7 +357,8 @@ impl Client {
         }
     }
 
-    /// Whether this thread is inside one of this client's call callbacks.
+    /// Whether this thread is inside one of this client's callbacks (a call's done or progress,
+    /// or the event callback, issue 28).
     pub fn in_own_callback(&self) -> bool {
         crate::host::in_callback_of(self.id)
     }

@@ -5,7 +5,8 @@
 //! subscription id on stdout; HTTP: on the listen request's own event stream). The tool `log`
 //! sends one `notifications/message` before its answer, at or above the level the client asked
 //! for (`logging/setLevel` in the legacy era; the request's `_meta` log level in the modern
-//! era, without which it sends none).
+//! era, without which it sends none); over legacy HTTP with `"broadcast": true` it goes to every
+//! session's standalone GET stream instead (how `toolnexus watch`, which calls nothing, sees one).
 
 use crate::opts;
 use crate::out::{send_error, send_raw_result, send_text, Out};
@@ -51,7 +52,8 @@ pub fn listing() -> Vec<Vec<u8>> {
                "inputSchema": {"type": "object", "properties": {"on": {"type": "boolean"}}}}),
         json!({"name": "log", "description": "Send one log message, then answer",
                "inputSchema": {"type": "object", "properties": {
-                   "level": {"type": "string"}, "message": {"type": "string"}, "logger": {"type": "string"}}}}),
+                   "level": {"type": "string"}, "message": {"type": "string"}, "logger": {"type": "string"},
+                   "broadcast": {"type": "boolean"}}}}),
     ];
     if EXTRA.load(Ordering::SeqCst) {
         tools.push(
@@ -113,8 +115,13 @@ pub fn call(
                 let mut line =
                     json!({"jsonrpc": "2.0", "method": "notifications/message", "params": p})
                         .to_string();
-                line.push('\n');
-                out.emit(line.as_bytes());
+                if opts().http.is_some() && args.get("broadcast") == Some(&Value::Bool(true)) {
+                    // To every session's standalone GET stream (a watcher that makes no call).
+                    crate::session::broadcast_get(line.as_bytes());
+                } else {
+                    line.push('\n');
+                    out.emit(line.as_bytes());
+                }
             }
             let text = format!("{} {level}", if sent { "logged" } else { "not logged" });
             send_text(out, buf, id, &text, false);
