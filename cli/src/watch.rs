@@ -16,6 +16,8 @@ use toolnexus::Client;
 
 /// How often the loop looks at the stop flag while no event comes.
 const TICK: Duration = Duration::from_millis(100);
+/// Events printed late at most before the library's event thread waits for the terminal.
+const EVENTS_AHEAD: usize = 256;
 
 pub(crate) fn run(config: &PathBuf, json: bool) -> Result<ExitCode, Fail> {
     // Caught before connecting: a Ctrl-C while servers start ends the watch once they have.
@@ -27,15 +29,18 @@ pub(crate) fn run(config: &PathBuf, json: bool) -> Result<ExitCode, Fail> {
     let text = read_config(config)?;
     let client = Client::connect(&text, None)
         .map_err(|e| Fail(format!("{}: {}", config.display(), Fail::from(e).0)))?;
-    // The library's event thread only queues the text: printing happens here, so a blocked
-    // terminal delays this loop, never the library (its own queue is bounded anyway).
-    let (tx, rx) = mpsc::channel::<String>();
+    // Printing happens here. A terminal that does not keep up fills this channel, then holds
+    // up the library's event thread, never a reader: the library's own bounded queue drops
+    // and counts what comes meanwhile (`droppedEvents` in the status).
+    let (tx, rx) = mpsc::sync_channel::<String>(EVENTS_AHEAD);
     let registered = client.set_event_callback(Some(Arc::new(move |e: &str| {
         let _ = tx.send(e.to_string());
     })));
     if registered.is_ok() {
         print_until_stopped(&client, &rx, &stop, json);
     }
+    // First: a callback blocked on a full channel returns at once, so removing it cannot wait.
+    drop(rx);
     let _ = client.set_event_callback(None);
     client.close_begin();
     client.close_finish();
