@@ -1,7 +1,8 @@
 /* Long-lived hosts (issue 28) through the C ABI, against tests/fixture-server: a stdio server
  * killed with SIGKILL mid-session is restarted (the call in flight fails naming the exit, the
  * event says so, the next call succeeds, names unchanged, nothing left after disconnect); a
- * server that crashes at every start is `failed` after its attempts; tool-list changes over
+ * server that crashes at every start is `failed` after its attempts; a restarted server keeps its
+ * era and its list changes (legacy and MCP 2026-07-28); tool-list changes over
  * stdio in both eras (events, tn_list_tools, the removed tool's NOT_FOUND); log messages at and
  * above logLevel; MCP 2026-07-28 ttlMs; the event callback's thread, re-entrancy and its
  * bounded queue; and the soak (`live soak N`): N calls across three servers (stdio, stdio,
@@ -352,6 +353,50 @@ static void restart_false_leaves_a_dead_server_dead(void) {
   free(all);
   tn_disconnect(c);
   ev_free(&e);
+}
+
+/* A restarted server is spoken to in the era it had, and its tool-list changes still arrive (in
+ * MCP 2026-07-28 on a new subscriptions/listen of the new child). */
+static void restarted_in_its_era(const char *args, const char *era, const char *version) {
+  events e;
+  ev_init(&e);
+  tn_client *c = connect_fx(args, "\"restart\":{\"backoffMs\":50}", &e);
+  char *st = statuses(c);
+  CHECK(contains(st, era) && contains(st, version), "%s: %s", era, st);
+  free(st);
+  char *names0 = tool_names(c);
+  int pid = pid_of(c, "fx_pid");
+  kill(pid, SIGKILL);
+  int from = 0;
+  char *ev = ev_wait(&e, &from, 10, "\"status\":\"connected\"", "\"restarts\":1", NULL);
+  CHECK(ev != NULL, "%s: %s", era, ev_dump(&e));
+  free(ev);
+  st = statuses(c);
+  CHECK(contains(st, era) && contains(st, version) && contains(st, "\"restarts\":1"), "%s after: %s", era, st);
+  free(st);
+  char *names1 = tool_names(c);
+  CHECK(strcmp(names0, names1) == 0, "%s: names unchanged", era);
+  int pid2 = pid_of(c, "fx_pid");
+  CHECK(pid2 != pid && alive(pid2), "%s: a new child", era);
+  char *r = call(c, "fx_toggle_tool", "{\"on\":true}");
+  CHECK(contains(r, "live_extra on"), "%s: %s", era, r);
+  free(r);
+  ev = ev_wait(&e, &from, 10, "\"type\":\"tools\"", "\"added\":[\"fx_live_extra\"]", NULL);
+  CHECK(ev != NULL, "%s: the restarted server's list change: %s", era, ev_dump(&e));
+  free(ev);
+  r = call(c, "fx_live_extra", "{}");
+  CHECK(contains(r, "\"output\":\"live_extra ok\""), "%s: %s", era, r);
+  free(r);
+  tn_disconnect(c);
+  CHECK(!alive(pid2), "%s: nothing left", era);
+  free(names0);
+  free(names1);
+  ev_free(&e);
+}
+
+static void a_restarted_server_keeps_its_era_and_its_list_changes(void) {
+  restarted_in_its_era("\"--live\"", "\"era\":\"legacy\"", "\"protocolVersion\":\"2025-11-25\"");
+  restarted_in_its_era("\"--live\",\"--modern\"", "\"era\":\"modern\"", "\"protocolVersion\":\"2026-07-28\"");
 }
 
 /* ---------------------------------------------------------------- tool-list changes */
@@ -762,6 +807,8 @@ int main(int argc, char **argv) {
       {"a_server_that_crashes_at_every_start_is_failed_in_bounded_time",
        a_server_that_crashes_at_every_start_is_failed_in_bounded_time},
       {"restart_false_leaves_a_dead_server_dead", restart_false_leaves_a_dead_server_dead},
+      {"a_restarted_server_keeps_its_era_and_its_list_changes",
+       a_restarted_server_keeps_its_era_and_its_list_changes},
       {"list_changed_over_stdio", list_changed_over_stdio},
       {"list_changed_over_modern_stdio", list_changed_over_modern_stdio},
       {"log_messages_at_and_above_the_level", log_messages_at_and_above_the_level},
