@@ -63,6 +63,13 @@ typedef void (*tn_call_done_fn)(void *user_data, tn_status status, const char *r
  */
 typedef void (*tn_progress_fn)(void *user_data, const char *progress_json);
 
+/*
+ Called with one event as JSON (`{"type":"status"|"tools"|"log","server":…,…}`), borrowed
+ for the call, on the client's event thread (never a reader), one event at a time, in the
+ order they happened.
+ */
+typedef void (*tn_event_fn)(void *user_data, const char *event_json);
+
 #define TN_OK 0
 
 /*
@@ -295,6 +302,18 @@ tn_status tn_call_tool_resume(tn_client *client, const char *resume_token, const
  As for `tn_call_tool_resume` and `tn_call_tool_async`.
  */
 tn_status tn_call_tool_resume_async(tn_client *client, const char *resume_token, const char *answers_json, const char *options_json, tn_call_done_fn done, tn_progress_fn progress, void *user_data, uint64_t *call_id_out);
+
+/*
+ Registers `callback` for the client's events (issue 28), replacing the one before; NULL
+ removes it. When this returns (outside the callback itself) the callback it replaced is not
+ running and is never called again, so its `user_data` may be freed. Events before a
+ callback is registered are not kept: `tn_server_statuses` says where things stand.
+
+ # Safety
+ `callback`, when set, follows the `tn_event_fn` contract with `user_data`, which lives until
+ this is called again or `tn_disconnect` returns. `client` is any value (a handle).
+ */
+tn_status tn_set_event_callback(tn_client *client, tn_event_fn callback, void *user_data);
 
 /*
  `{"servers":{"<name>":{"skills":[<entry>…],"warnings":["…"]?} | {"error":"…"}}}`: each

@@ -167,7 +167,7 @@ pub fn to_text(v: &Value) -> String {
 pub type Page = (Vec<(Option<String>, Vec<u8>)>, Option<String>);
 
 pub fn listing(line: &str, fast: bool) -> Option<Page> {
-    let (tools, cursor) = if fast {
+    let crate::mapping::listing::Page { tools, cursor, .. } = if fast {
         crate::mapping::listing::page(line)?
     } else {
         crate::mapping::listing::parsed_page(line).ok()?

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include <csignal>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -569,6 +570,46 @@ static void test_skills() {
   CHECK(e.status() == TN_ERR_NOT_FOUND && has(e.what(), "nothing was requested"), e.what());
   e = error_of([&] { c.get_skill("nope", pdf); });
   CHECK(e.status() == TN_ERR_NOT_FOUND && std::string(e.what()) == "no server named `nope` in the config", e.what());
+// Issue 28: on_event sees a tool-list change and a killed server restarted, on one thread
+// that is not the caller's; an exception it throws is kept.
+static void test_events() {
+  tn::Client c(R"({"mcpServers":{"fx":{"command":[)" + tn::detail::quote(fixture) +
+               R"(,"--live"],"restart":{"backoffMs":100}}}})");
+  std::mutex mu;
+  std::vector<tn::Event> seen;
+  std::thread::id on;
+  c.on_event([&](const tn::Event &e) {
+    std::lock_guard<std::mutex> g(mu);
+    on = std::this_thread::get_id();
+    seen.push_back(e);
+    if (e.type == "log") throw std::runtime_error("handler bug");
+  });
+  auto wait_for = [&](const std::string &needle) {
+    for (int i = 0; i < 500; ++i) {
+      {
+        std::lock_guard<std::mutex> g(mu);
+        for (auto &e : seen)
+          if (has(e.json, needle)) return e;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return tn::Event{};
+  };
+  c.call("fx_toggle_tool", R"({"on":true})");
+  auto e = wait_for(R"("added":["fx_live_extra"])");
+  CHECK(e.type == "tools" && e.server == "fx", e.json);
+  CHECK(c.call("fx_live_extra").output == "live_extra ok", "the added tool");
+  c.call("fx_log", R"({"level":"error","message":"boom"})");
+  CHECK(wait_for("boom").type == "log", "a log event");
+  pid_t pid = std::stoi(c.call("fx_pid").output);
+  kill(pid, SIGKILL);
+  CHECK(has(wait_for(R"("status":"restarting")").json, "killed by signal 9"), "restarting");
+  CHECK(c.call("fx_echo", R"({"text":"back"})").output == "back", "back");
+  CHECK(!wait_for(R"("status":"connected")").json.empty(), "connected");
+  CHECK(on != std::this_thread::get_id(), "the library's event thread");
+  CHECK(c.event_errors().size() == 1 && has(c.event_errors()[0], "handler bug"), "kept");
+  c.on_event(nullptr);
+  c.close();
 }
 
 int main(int argc, char **argv) {
@@ -591,6 +632,7 @@ int main(int argc, char **argv) {
     test_progress();
     test_suspend_and_resume();
     test_skills();
+    test_events();
   } catch (const std::exception &e) {
     ++failures;
     std::cerr << "uncaught: " << e.what() << "\n";

@@ -13,6 +13,8 @@
 // throws makes the server see cancel. A resolver that returns toolnexus::suspend suspends the
 // question durably (contract §6): the call returns at once with result.pending(), and
 // client.resume(token, answers) finishes it, from any process connected with the same config.
+// Long-lived hosts (issue 28): client.on_event(fn) hands fn each event (a server restarting or
+// back, its tool list changed, its log messages) on the library's event thread, in order.
 // Link with -ltoolnexus.
 //
 // SPDX-License-Identifier: MIT OR Apache-2.0 (LICENSE-MIT, LICENSE-APACHE of toolnexus)
@@ -387,6 +389,48 @@ struct CallOptions {
 
 namespace detail {
 
+}  // namespace detail
+
+// One event of a client (issue 28, docs/live-servers.md): type "status", "tools" or "log", the
+// server it is about, and the library's exact JSON text (every other member is in it).
+struct Event {
+  std::string type;
+  std::string server;
+  std::string json;
+};
+
+// Called with each event on the library's event thread, one at a time; what it throws is
+// kept in event_errors(). It may call the client but not close it.
+using EventHandler = std::function<void(const Event &)>;
+
+namespace detail {
+
+struct EventState {
+  EventHandler fn;
+  std::mutex mu;
+  std::vector<std::string> errors;
+};
+
+inline void event_trampoline(void *user_data, const char *event_json) noexcept {
+  auto *st = static_cast<EventState *>(user_data);
+  try {
+    Event e;
+    e.json = event_json ? event_json : "";
+    for (auto &kv : members(e.json)) {
+      if (kv.first == "type") e.type = as_string(kv.second);
+      else if (kv.first == "server") e.server = as_string(kv.second);
+    }
+    st->fn(e);
+  } catch (const std::exception &x) {
+    std::lock_guard<std::mutex> g(st->mu);
+    if (st->errors.size() >= 100) st->errors.erase(st->errors.begin());
+    st->errors.push_back(x.what());
+  } catch (...) {
+    std::lock_guard<std::mutex> g(st->mu);
+    st->errors.push_back("an exception that is not a std::exception");
+  }
+}
+
 struct ResolverState {
   Resolver fn;
   bool deferrable;
@@ -622,14 +666,39 @@ class Client {
   }
   Client(const Client &) = delete;
   Client &operator=(const Client &) = delete;
-  Client(Client &&o) noexcept : c_(o.c_.exchange(nullptr)), state_(std::move(o.state_)) {}
+  Client(Client &&o) noexcept
+      : c_(o.c_.exchange(nullptr)),
+        state_(std::move(o.state_)),
+        events_(std::move(o.events_)),
+        retired_(std::move(o.retired_)) {}
   Client &operator=(Client &&o) noexcept {
     if (this != &o) {
       destroy();
       c_.store(o.c_.exchange(nullptr));
       state_ = std::move(o.state_);
+      events_ = std::move(o.events_);
+      retired_ = std::move(o.retired_);
     }
     return *this;
+  }
+
+  // Registers fn for the client's events (issue 28; an empty fn removes it), replacing the one
+  // before, which is not running any more once this returns (unless called from inside it).
+  void on_event(EventHandler fn) {
+    std::unique_ptr<detail::EventState> st;
+    if (fn) st.reset(new detail::EventState{std::move(fn), {}, {}});
+    detail::check(tn_set_event_callback(handle(), st ? detail::event_trampoline : nullptr, st.get()));
+    std::lock_guard<std::mutex> g(events_mu_);
+    if (events_) retired_.push_back(std::move(events_));  // may still be running its last call
+    events_ = std::move(st);
+  }
+
+  // What the event handler threw, most recent last.
+  std::vector<std::string> event_errors() const {
+    std::lock_guard<std::mutex> g(events_mu_);
+    if (!events_) return {};
+    std::lock_guard<std::mutex> g2(events_->mu);
+    return events_->errors;
   }
   ~Client() { destroy(); }
 
@@ -786,6 +855,11 @@ class Client {
     }
     c_.store(nullptr);
     state_.reset();  // the library calls the resolver no more once tn_disconnect returned
+    {
+      std::lock_guard<std::mutex> g(events_mu_);  // nor the event handler
+      events_.reset();
+      retired_.clear();
+    }
     closing_.store(false);
   }
 
@@ -824,9 +898,11 @@ class Client {
     try {
       close();
     } catch (...) {
-      // Destroyed inside its own resolver: the library keeps the client and may call the
-      // resolver again, so its state must outlive us.
+      // Destroyed inside its own resolver or event handler: the library keeps the client and
+      // may call them again, so their state must outlive us.
       (void)state_.release();
+      (void)events_.release();
+      for (auto &r : retired_) (void)r.release();
       c_.store(nullptr);
     }
   }
@@ -834,6 +910,10 @@ class Client {
   std::atomic<tn_client *> c_{nullptr};
   std::atomic<bool> closing_{false};
   std::unique_ptr<detail::ResolverState> state_;
+  mutable std::mutex events_mu_;
+  std::unique_ptr<detail::EventState> events_;
+  // Handlers replaced from inside themselves: freed at close.
+  std::vector<std::unique_ptr<detail::EventState>> retired_;
 };
 
 }  // namespace toolnexus

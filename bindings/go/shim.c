@@ -48,6 +48,15 @@ tn_status tn_go_server_request_response(int with_resolver, uintptr_t user_data, 
   return tn_server_request_response(with_resolver ? tn_go_resolver : NULL, (void *)user_data, message_json, out);
 }
 
+/* The tn_event_fn handed to the library (issue 28): user_data is a cgo.Handle. */
+static void tn_go_event(void *user_data, const char *event_json) {
+  tnGoEvent((uintptr_t)user_data, (char *)event_json);
+}
+
+tn_status tn_go_set_event_callback(uintptr_t client, int on, uintptr_t user_data) {
+  return tn_set_event_callback((tn_client *)client, on ? tn_go_event : NULL, (void *)user_data);
+}
+
 /* The tn_call_done_fn and tn_progress_fn handed to the library: user_data is a cgo.Handle. */
 static void tn_go_done(void *user_data, tn_status status, const char *result_json) {
   tnGoCallDone((uintptr_t)user_data, status, (char *)result_json);

@@ -26,4 +26,6 @@ tn_status tn_go_get_skill(uintptr_t client, const char *server, const char *uri,
 tn_status tn_go_read_skill_file(uintptr_t client, const char *server, const char *skill_uri, const char *file,
                                 char **out);
 tn_status tn_go_server_request_response(int with_resolver, uintptr_t user_data, const char *message_json, char **out);
+/* tn_set_event_callback with the Go trampoline (on) or NULL; user_data is a cgo.Handle. */
+tn_status tn_go_set_event_callback(uintptr_t client, int on, uintptr_t user_data);
 #endif

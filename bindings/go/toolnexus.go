@@ -11,6 +11,10 @@
 // Calls the host controls (contract §7): cancelling the ctx given to Call cancels the call at
 // the server; WithTimeout sets one call's timeout and WithProgress receives its progress
 // reports; ConnectContext bounds connecting.
+//
+// Long-lived hosts (issue 28): OnEvent registers a function for the client's events (a server
+// restarting or back, its tool list changed, its log messages), Events hands them on a
+// channel; see docs/live-servers.md.
 package toolnexus
 
 /*
@@ -381,6 +385,8 @@ type Client struct {
 	bh      cgo.Handle
 	closing atomic.Bool // a Close is running or done
 	closed  atomic.Bool // tn_disconnect returned
+	lazy    sync.Mutex  // guards events
+	events  *eventHub
 }
 
 // Tool is one listed tool; Raw is its whole JSON object (title, annotations, … included).
@@ -918,5 +924,157 @@ func (c *Client) Close() error {
 		close(c.bridge.done)
 		c.bh.Delete() // the library calls the resolver no more once tn_disconnect returned
 	}
+	c.endEvents() // nor the event callback
 	return nil
+}
+
+// ---------------------------------------------------------------- events (issue 28)
+
+// Event is one event of a client: Type is "status" (Status "connected", "restarting" with
+// Attempt, DelayMs and Reason, or "failed" with Error), "tools" (Added, Removed, Changed: host
+// tool names) or "log" (Level, Logger, Data). JSON is the library's exact text.
+type Event struct {
+	Type     string          `json:"type"`
+	Server   string          `json:"server"`
+	Status   string          `json:"status,omitempty"`
+	Attempt  int             `json:"attempt,omitempty"`
+	DelayMs  int64           `json:"delayMs,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	LastExit string          `json:"lastExit,omitempty"`
+	Restarts int             `json:"restarts,omitempty"`
+	Added    []string        `json:"added,omitempty"`
+	Removed  []string        `json:"removed,omitempty"`
+	Changed  []string        `json:"changed,omitempty"`
+	Level    string          `json:"level,omitempty"`
+	Logger   string          `json:"logger,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty"`
+	JSON     string          `json:"-"`
+}
+
+// eventHub is what the library's one event callback of a client feeds: the function OnEvent
+// registered and the channels Events made.
+type eventHub struct {
+	mu      sync.Mutex
+	fn      func(Event)
+	chans   []chan Event
+	handle  cgo.Handle
+	dropped atomic.Int64
+	ended   bool
+}
+
+//export tnGoEvent
+func tnGoEvent(userData C.uintptr_t, eventJSON *C.char) {
+	h, ok := cgo.Handle(userData).Value().(*eventHub)
+	if !ok {
+		return
+	}
+	text := C.GoString(eventJSON)
+	e := Event{JSON: text}
+	if json.Unmarshal([]byte(text), &e) != nil {
+		return
+	}
+	h.mu.Lock()
+	fn, chans := h.fn, append([]chan Event(nil), h.chans...)
+	h.mu.Unlock()
+	if fn != nil {
+		func() {
+			defer func() { _ = recover() }() // a panic in fn ends this event only
+			fn(e)
+		}()
+	}
+	for _, ch := range chans {
+		select {
+		case ch <- e:
+		default:
+			h.dropped.Add(1) // a channel that is not read never stalls the events
+		}
+	}
+}
+
+// hub registers the client's event callback with the library, once.
+func (c *Client) hub() (*eventHub, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	c.lazy.Lock()
+	defer c.lazy.Unlock()
+	if c.events != nil {
+		return c.events, nil
+	}
+	h := &eventHub{}
+	h.handle = cgo.NewHandle(h)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if st := C.tn_go_set_event_callback(c.handle, 1, C.uintptr_t(h.handle)); st != 0 {
+		err := lastError(st)
+		h.handle.Delete()
+		return nil, err
+	}
+	c.events = h
+	return h, nil
+}
+
+// OnEvent registers fn for the client's events (nil: none), replacing the one before. fn runs
+// on the library's event thread, one event at a time, in order; it may call the client but not
+// Close it (ErrReentrant). A slow fn delays the events after it, never the servers.
+func (c *Client) OnEvent(fn func(Event)) error {
+	h, err := c.hub()
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.fn = fn
+	h.mu.Unlock()
+	return nil
+}
+
+// Events returns a channel of the client's events from now on, with room for buffer of them;
+// an event that finds it full is dropped and counted (DroppedEvents). It is closed when the
+// client closes.
+func (c *Client) Events(buffer int) (<-chan Event, error) {
+	h, err := c.hub()
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan Event, buffer)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended {
+		close(ch)
+	} else {
+		h.chans = append(h.chans, ch)
+	}
+	return ch, nil
+}
+
+// DroppedEvents counts the events that found an Events channel full.
+func (c *Client) DroppedEvents() int64 {
+	if h := c.eventHub(); h != nil {
+		return h.dropped.Load()
+	}
+	return 0
+}
+
+func (c *Client) eventHub() *eventHub {
+	c.lazy.Lock()
+	defer c.lazy.Unlock()
+	return c.events
+}
+
+// endEvents closes the Events channels once the library calls the callback no more (after
+// tn_disconnect returned).
+func (c *Client) endEvents() {
+	h := c.eventHub()
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.ended = true
+	for _, ch := range h.chans {
+		close(ch)
+	}
+	h.chans = nil
+	h.mu.Unlock()
+	h.handle.Delete()
 }

@@ -8,15 +8,17 @@
 //! toolnexus [--config FILE] skills [--json]
 //! toolnexus [--config FILE] skills get SERVER SKILL_URI [--json]
 //! toolnexus [--config FILE] skills read SERVER SKILL_URI FILE [--json]
+//! toolnexus [--config FILE] watch [--json]
 //! toolnexus bridge < lines.jsonl
 //! ```
 //!
-//! Exit codes: 0 success; 1 a tool result with `isError` (call), a failed server (status) or a
-//! server whose skills could not be listed (skills); 2 a usage, config or library error, a
-//! skill refused included (the message is on stderr).
+//! Exit codes: 0 success (and `watch` stopped by Ctrl-C); 1 a tool result with `isError`
+//! (call), a failed server (status) or a server whose skills could not be listed (skills); 2 a
+//! usage, config or library error, a skill refused included (the message is on stderr).
 
 mod bridge;
 mod form;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use serde_json::Value;
@@ -85,6 +87,13 @@ enum Command {
         #[command(subcommand)]
         action: Option<SkillsAction>,
     },
+    /// Print each server's status, then every event as it comes (status changes, tool-list
+    /// changes, log messages) until Ctrl-C.
+    Watch {
+        /// Print the statuses (the library's JSON) first, then each event's JSON, one a line.
+        #[arg(long)]
+        json: bool,
+    },
     /// JSON lines on stdin, {"fn": NAME, "input": JSON, ...}, one result line each on stdout.
     Bridge,
 }
@@ -115,7 +124,7 @@ enum SkillsAction {
 }
 
 /// A failure of the command itself: printed as `toolnexus: …`, exit code 2.
-struct Fail(String);
+pub(crate) struct Fail(pub(crate) String);
 
 impl From<Error> for Fail {
     fn from(e: Error) -> Self {
@@ -135,6 +144,7 @@ fn main() -> ExitCode {
         }
         Command::Status { json } => with_client(&cli.config, |c| status(c, json)),
         Command::Skills { json, action } => with_client(&cli.config, |c| skills(c, json, action)),
+        Command::Watch { json } => watch::run(&cli.config, json),
     };
     match run {
         Ok(code) => code,
@@ -145,18 +155,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// The config file's text, or why it cannot be read.
+pub(crate) fn read_config(config: &PathBuf) -> Result<String, Fail> {
+    std::fs::read_to_string(config).map_err(|e| {
+        Fail(format!(
+            "cannot read the config {}: {e} (pass another with --config FILE)",
+            config.display()
+        ))
+    })
+}
+
 /// Connects the servers of `config` (with the terminal form as the resolver), runs `f`, and
 /// disconnects.
 fn with_client(
     config: &PathBuf,
     f: impl FnOnce(&Client) -> Result<ExitCode, Fail>,
 ) -> Result<ExitCode, Fail> {
-    let text = std::fs::read_to_string(config).map_err(|e| {
-        Fail(format!(
-            "cannot read the config {}: {e} (pass another with --config FILE)",
-            config.display()
-        ))
-    })?;
+    let text = read_config(config)?;
     let client = Client::connect(&text, Some(Arc::new(form::TerminalResolver::new())))
         .map_err(|e| Fail(format!("{}: {}", config.display(), Fail::from(e).0)))?;
     let out = f(&client);
@@ -195,7 +210,7 @@ fn tools(client: &Client, json: bool, style: Option<String>) -> Result<ExitCode,
     if let Some(style) = style {
         println!(
             "{}",
-            toolnexus::pure::tools_to_provider(client.tools_json(), &style)?
+            toolnexus::pure::tools_to_provider(&client.tools_json(), &style)?
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -203,7 +218,7 @@ fn tools(client: &Client, json: bool, style: Option<String>) -> Result<ExitCode,
         println!("{}", client.tools_json());
         return Ok(ExitCode::SUCCESS);
     }
-    let tools: Vec<Value> = serde_json::from_str(client.tools_json())
+    let tools: Vec<Value> = serde_json::from_str(&client.tools_json())
         .map_err(|e| Fail(format!("the library listed tools that are not JSON: {e}")))?;
     if tools.is_empty() {
         println!("(no tools)");
@@ -322,7 +337,7 @@ fn status(client: &Client, json: bool) -> Result<ExitCode, Fail> {
 }
 
 /// `name: connected (3 tools, protocol 2025-11-25)`, `name: failed: why`, plus warnings.
-fn status_line(name: &str, s: &Value) -> String {
+pub(crate) fn status_line(name: &str, s: &Value) -> String {
     let status = s.get("status").and_then(Value::as_str).unwrap_or("?");
     let mut line = format!("{name}: {status}");
     match status {

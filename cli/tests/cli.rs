@@ -402,3 +402,275 @@ fn bridge_maps_tools_for_every_provider_vector() {
         }
     }
 }
+
+// ---------------------------------------------------------------- watch (issue 28)
+
+/// A process this test started, killed and reaped when dropped (so no failure leaves it).
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The HTTP fixture with `--live` on a free port: the process and its URL.
+fn http_fixture() -> (Reaped, String) {
+    let mut child = Command::new(fixture())
+        .args(["--http", "127.0.0.1:0", "--live"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    (Reaped(child), url)
+}
+
+/// `toolnexus watch` with stdout read line by line on a thread.
+fn spawn_watch(dir: &Path, args: &[&str]) -> (Reaped, std::sync::mpsc::Receiver<String>) {
+    let mut child = Command::new(EXE)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (Reaped(child), rx)
+}
+
+/// Waits (generously) for a line that contains every one of `parts`; every line seen so far
+/// is kept in `seen`.
+fn wait_line(
+    rx: &std::sync::mpsc::Receiver<String>,
+    seen: &mut Vec<String>,
+    parts: &[&str],
+) -> String {
+    let matches = |l: &String| parts.iter().all(|p| l.contains(p));
+    if let Some(l) = seen.iter().find(|l| matches(l)) {
+        return l.clone();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(l) => {
+                seen.push(l.clone());
+                if matches(&l) {
+                    return l;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    panic!(
+        "no line with {parts:?}; the watch printed:\n{}",
+        seen.join("\n")
+    );
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success(), "kill {sig} {pid}");
+}
+
+/// Whether process `pid` runs (a zombie does not count; without /proc, `kill -0`).
+fn alive(pid: u32) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return Command::new("kill")
+            .args(["-0", &pid.to_string()])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    }
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|r| !r.trim_start().starts_with('Z'))
+    })
+}
+
+/// Ends within a generous bound, or panics.
+fn exit_code(child: &mut Reaped) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(st) = child.0.try_wait().unwrap() {
+            return st;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still running after the signal"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn watch_prints_status_changes_tool_list_changes_and_logs_until_ctrl_c() {
+    let (_http, url) = http_fixture();
+    let dir = std::env::temp_dir().join(format!("tn-cli-watch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pidfile = dir.join("fx.pid");
+    let _ = std::fs::remove_file(&pidfile);
+    let watched = serde_json::json!({"mcpServers": {
+        "fx": {"command": [fixture(), "--live", "--print-pid-file", &pidfile],
+               "restart": {"backoffMs": 100}},
+        "remote": {"url": &url, "logLevel": "warning"},
+    }});
+    std::fs::write(dir.join("mcp.json"), watched.to_string()).unwrap();
+    // Another host of the same HTTP server: its calls change the list and log for every session.
+    let other = serde_json::json!({"mcpServers": {"remote": {"url": &url}}});
+    std::fs::write(dir.join("other.json"), other.to_string()).unwrap();
+    let (mut watch, rx) = spawn_watch(&dir, &["watch"]);
+    let mut seen = Vec::new();
+    wait_line(&rx, &mut seen, &[" fx: connected (", " tools, protocol "]);
+    wait_line(&rx, &mut seen, &[" remote: connected ("]);
+
+    let out = run(
+        &dir,
+        &[
+            "-c",
+            "other.json",
+            "call",
+            "remote_toggle_tool",
+            r#"{"on":true}"#,
+        ],
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "live_extra on\n",
+        "{}",
+        text(&out.stderr)
+    );
+    wait_line(
+        &rx,
+        &mut seen,
+        &["remote: tools changed: added remote_live_extra"],
+    );
+
+    // Below the watched level: not printed; at it: printed, a terminal escape shown escaped.
+    let quiet = r#"{"level":"info","message":"quiet","broadcast":true}"#;
+    let loud =
+        r#"{"level":"error","logger":"db","message":"disk \u001b[31mfull","broadcast":true}"#;
+    for args in [quiet, loud] {
+        let out = run(&dir, &["-c", "other.json", "call", "remote_log", args]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let line = wait_line(&rx, &mut seen, &["remote: log error [db]: disk "]);
+    assert!(
+        line.ends_with(r"disk \u{1b}[31mfull") && !line.contains('\u{1b}'),
+        "{line}"
+    );
+
+    let first = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse::<u32>()
+        .unwrap();
+    signal(first, "-KILL");
+    let line = wait_line(&rx, &mut seen, &["fx: restarting (attempt 1, in "]);
+    assert!(line.contains("killed by signal 9"), "{line}");
+    wait_line(&rx, &mut seen, &["fx: connected (", "after 1 restart"]);
+    let second = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse::<u32>()
+        .unwrap();
+    assert!(
+        second != first && alive(second),
+        "the restarted child {second}"
+    );
+
+    signal(watch.0.id(), "-INT");
+    let st = exit_code(&mut watch);
+    assert!(st.success(), "Ctrl-C ends the watch with 0: {st}");
+    while let Ok(l) = rx.recv_timeout(std::time::Duration::from_secs(5)) {
+        seen.push(l);
+    }
+    assert!(!seen.iter().any(|l| l.contains("quiet")), "{seen:#?}");
+    // Each line is `HH:MM:SS.mmm server: …`.
+    for l in &seen {
+        let (clock, rest) = l.split_once(' ').unwrap_or_default();
+        assert!(clock.len() == 12 && clock.as_bytes()[2] == b':', "{l}");
+        assert!(
+            rest.starts_with("fx: ") || rest.starts_with("remote: "),
+            "{l}"
+        );
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(second) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!alive(second), "the watch left its server {second} running");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn watch_json_prints_the_statuses_then_each_event_and_ends_on_sigterm() {
+    let dir = config_dir("watch-json");
+    let pidfile = dir.join("fx.pid");
+    let _ = std::fs::remove_file(&pidfile);
+    let watched = serde_json::json!({"mcpServers": {"fx": {
+        "command": [fixture(), "--print-pid-file", &pidfile], "restart": {"backoffMs": 100}}}});
+    std::fs::write(dir.join("mcp.json"), watched.to_string()).unwrap();
+    let (mut watch, rx) = spawn_watch(&dir, &["watch", "--json"]);
+    let mut seen = Vec::new();
+    let first = wait_line(&rx, &mut seen, &[r#""servers""#]);
+    let v: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(v["servers"]["fx"]["status"], "connected", "{first}");
+    let pid = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse::<u32>()
+        .unwrap();
+    signal(pid, "-KILL");
+    let line = wait_line(&rx, &mut seen, &[r#""status":"restarting""#]);
+    let e: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        (
+            e["type"].as_str(),
+            e["server"].as_str(),
+            e["attempt"].as_u64()
+        ),
+        (Some("status"), Some("fx"), Some(1)),
+        "{line}"
+    );
+    let line = wait_line(
+        &rx,
+        &mut seen,
+        &[r#""type":"status""#, r#""status":"connected""#],
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&line).unwrap()["restarts"],
+        1,
+        "{line}"
+    );
+    signal(watch.0.id(), "-TERM");
+    assert!(exit_code(&mut watch).success());
+    let _ = std::fs::remove_dir_all(&dir);
+}

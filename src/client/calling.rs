@@ -1,11 +1,13 @@
 //! Calling tools (contract §1, §6, §7): by name, synchronously or asynchronously on the
 //! client's call pool, cancel, and resuming a suspended call from its token.
 
-use super::{closed, Client, Server, State};
+use super::restart::{session_for_call, Away};
+use super::servers::Phase;
+use super::{closed, Client};
 use crate::error::{Error, ErrorKind, Result};
 use crate::session::Session;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How a resumed call goes on.
 enum Resumed {
@@ -53,19 +55,42 @@ impl Drop for Finish {
 impl Client {
     /// Calls the tool `name` (§1); `args_json` None means `{}`.
     pub fn call_tool(&self, name: &str, args_json: Option<&str>) -> Result<String> {
-        let (session, remote, args) = self.target(name, args_json)?;
-        if crate::host::in_own_resolver(&session.conn) {
+        let (idx, remote, args) = self.target(name, args_json)?;
+        let slot = &self.inner.slots[idx];
+        if slot
+            .session()
+            .is_some_and(|s| crate::host::in_own_resolver(&s.conn))
+        {
             return Err(Error::new(
                 ErrorKind::Reentrant,
                 format!(
                     "tn_call_tool on server `{}` from inside its own inline resolver would deadlock; return TN_DEFERRED and answer from another thread",
-                    session.spec.name
+                    slot.name
                 ),
             ));
         }
-        session
-            .call(remote, &args, &crate::session::CallCtl::PLAIN)
-            .ok_or_else(closed)
+        let timeout = self.timeout_of(idx, None);
+        match session_for_call(&self.inner, idx, timeout, &|| false) {
+            Ok((session, waited)) => {
+                let ctl = crate::session::CallCtl {
+                    timeout: left_after(timeout, waited),
+                    ..crate::session::CallCtl::PLAIN
+                };
+                session.call(&remote, &args, &ctl).ok_or_else(closed)
+            }
+            Err(Away::Closed) => Err(closed()),
+            Err(Away::Failed(why)) => Ok(not_sent(&slot.name, &remote, &why)),
+        }
+    }
+
+    /// A call's timeout: its own `timeoutMs`, else its server's `timeout`.
+    fn timeout_of(&self, idx: usize, own: Option<Duration>) -> Duration {
+        own.unwrap_or_else(|| {
+            self.inner.slots[idx]
+                .spec
+                .as_ref()
+                .map_or(crate::config::DEFAULT_TIMEOUT, |s| s.timeout)
+        })
     }
 
     /// Starts a call and returns its id at once (§7); `done` fires exactly once, on a library
@@ -81,10 +106,10 @@ impl Client {
         progress: Option<Progress>,
         on_id: impl FnOnce(u64),
     ) -> Result<u64> {
-        let (session, remote, args) = self.target(name, args_json)?;
+        let (idx, remote, args) = self.target(name, args_json)?;
         self.spawn_call(
-            session.clone(),
-            remote.to_string(),
+            idx,
+            remote,
             args.into_owned(),
             Resumed::From(crate::session::Start::default()),
             timeout,
@@ -98,7 +123,7 @@ impl Client {
     #[allow(clippy::too_many_arguments)]
     fn spawn_call(
         &self,
-        session: Arc<Session>,
+        idx: usize,
         remote: String,
         args: String,
         next: Resumed,
@@ -110,6 +135,8 @@ impl Client {
         let (id, state) = self.calls.register().ok_or_else(closed)?;
         on_id(id);
         let client = self.id;
+        let inner = self.inner.clone();
+        let within = self.timeout_of(idx, timeout);
         let mut finish = Finish {
             calls: self.calls.clone(),
             id,
@@ -124,24 +151,36 @@ impl Client {
                     crate::host::as_callback(client, None, || f(p));
                 }
             };
-            let ctl = crate::session::CallCtl {
-                timeout,
-                progress: Some(&sink),
-                state: Some(&state),
-            };
+            let name = &inner.slots[idx].name;
+            let disconnected = || crate::mapping::shape::failure(&format!("{name}: disconnected"));
             let result = match next {
-                Resumed::Done(r) => Some(r),
-                Resumed::From(start) => session.call_from(&remote, &args, &ctl, start),
-            }
-            .unwrap_or_else(|| {
-                crate::mapping::shape::failure(&format!("{}: disconnected", session.spec.name))
-            });
+                Resumed::Done(r) => r,
+                // The server may be away: the call waits for it within its own timeout.
+                Resumed::From(start) => {
+                    match session_for_call(&inner, idx, within, &|| state.is_cancelled()) {
+                        Ok((session, waited)) => {
+                            let ctl = crate::session::CallCtl {
+                                timeout: left_after(within, waited).or(timeout),
+                                progress: Some(&sink),
+                                state: Some(&state),
+                            };
+                            session
+                                .call_from(&remote, &args, &ctl, start)
+                                .unwrap_or_else(disconnected)
+                        }
+                        Err(Away::Closed) => disconnected(),
+                        Err(Away::Failed(why)) => not_sent(name, &remote, &why),
+                    }
+                }
+            };
             // Whatever ended the call, a cancel that came first is what done reports (§7:
             // tn_call_cancel is TN_OK only when it ends the call).
             let result = if state.decide() {
                 result
             } else {
-                session.cancelled(&remote)
+                crate::mapping::shape::failure(&format!(
+                    "server `{name}`: tools/call `{remote}` was cancelled"
+                ))
             };
             finish.fire(result);
         });
@@ -157,10 +196,18 @@ impl Client {
     /// Continues a suspended call (§6, c-api.md "Suspended calls") from its resume token and
     /// the host's answers, on this thread.
     pub fn resume(&self, resume_token: &str, answers_json: &str) -> Result<String> {
-        let (session, resume, next) = self.resume_target(resume_token, answers_json)?;
+        let (idx, resume, next) = self.resume_target(resume_token, answers_json)?;
         let start = match next {
             Resumed::From(start) => start,
             Resumed::Done(result) => return Ok(result),
+        };
+        let timeout = self.timeout_of(idx, None);
+        let session = match session_for_call(&self.inner, idx, timeout, &|| false) {
+            Ok((s, _)) => s,
+            Err(Away::Closed) => return Err(closed()),
+            Err(Away::Failed(why)) => {
+                return Ok(not_sent(&self.inner.slots[idx].name, &resume.tool, &why))
+            }
         };
         if crate::host::in_own_resolver(&session.conn) {
             return Err(Error::new(
@@ -191,9 +238,9 @@ impl Client {
         progress: Option<Progress>,
         on_id: impl FnOnce(u64),
     ) -> Result<u64> {
-        let (session, resume, next) = self.resume_target(resume_token, answers_json)?;
+        let (idx, resume, next) = self.resume_target(resume_token, answers_json)?;
         self.spawn_call(
-            session,
+            idx,
             resume.tool,
             resume.arguments,
             next,
@@ -211,12 +258,17 @@ impl Client {
         &self,
         resume_token: &str,
         answers_json: &str,
-    ) -> Result<(Arc<Session>, crate::session::Resume, Resumed)> {
-        if self.closed.load(Ordering::Acquire) {
+    ) -> Result<(usize, crate::session::Resume, Resumed)> {
+        if self.inner.is_closed() {
             return Err(closed());
         }
         let resume = crate::session::decode_resume(resume_token)?;
-        let Some(server) = self.servers.iter().find(|s| s.name == resume.server) else {
+        let Some(idx) = self
+            .inner
+            .slots
+            .iter()
+            .position(|s| s.name == resume.server)
+        else {
             return Err(Error::new(
                 ErrorKind::NotFound,
                 format!(
@@ -225,19 +277,37 @@ impl Client {
                 ),
             ));
         };
-        let session = match &server.state {
-            State::Connected(s) => s.clone(),
-            State::Disabled => {
-                return Err(Error::new(
-                    ErrorKind::NotFound,
-                    format!("the resume token's server `{}` is disabled", server.name),
-                ))
-            }
-            State::Failed(why) => {
-                return Err(Error::new(
-                    ErrorKind::NotFound,
-                    format!("the resume token's server `{}` failed: {why}", server.name),
-                ))
+        let server = &self.inner.slots[idx];
+        // The session it is on, or was on last (a server that is restarting comes back in the
+        // era it had, so the era checks below hold for it).
+        let session: Arc<Session> = {
+            let st = server.lock();
+            match (&st.phase, st.session.clone()) {
+                (Phase::Disabled, _) => {
+                    return Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!("the resume token's server `{}` is disabled", server.name),
+                    ))
+                }
+                (_, Some(s)) => s,
+                (Phase::Failed { error, .. }, None) => {
+                    return Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!(
+                            "the resume token's server `{}` failed: {error}",
+                            server.name
+                        ),
+                    ))
+                }
+                (_, None) => {
+                    return Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!(
+                            "the resume token's server `{}` is not connected",
+                            server.name
+                        ),
+                    ))
+                }
             }
         };
         if !session.spec.tools.allows(&resume.tool) {
@@ -271,7 +341,7 @@ impl Client {
                 }
             }
         };
-        Ok((session, resume, next))
+        Ok((idx, resume, next))
     }
 
     /// Cancels call `id` (§7): Ok when this is what ends it (its done then carries the
@@ -287,18 +357,20 @@ impl Client {
         }
     }
 
-    /// Whether this thread is inside one of this client's call callbacks.
+    /// Whether this thread is inside one of this client's callbacks (a call's done or progress,
+    /// or the event callback, issue 28).
     pub fn in_own_callback(&self) -> bool {
         crate::host::in_callback_of(self.id)
     }
 
-    /// The session, remote name and one-line arguments for tool `name`.
+    /// The server (its index), remote name and one-line arguments for tool `name`, as the
+    /// index has it now.
     fn target<'a>(
-        &'a self,
+        &self,
         name: &str,
         args_json: Option<&'a str>,
-    ) -> Result<(&'a Arc<Session>, &'a str, std::borrow::Cow<'a, str>)> {
-        if self.closed.load(Ordering::Acquire) {
+    ) -> Result<(usize, String, std::borrow::Cow<'a, str>)> {
+        if self.inner.is_closed() {
             return Err(closed());
         }
         let args: std::borrow::Cow<'_, str> = match args_json {
@@ -308,41 +380,58 @@ impl Client {
                 crate::json::rpc::one_line(a.trim())
             }
         };
-        let tool = self.tools.get(name).ok_or_else(|| self.not_found(name))?;
-        let State::Connected(session) = &self.servers[tool.server].state else {
-            return Err(Error::new(
-                ErrorKind::Internal,
-                "tool of a server that is not connected",
-            ));
-        };
-        Ok((session, &tool.remote, args))
+        let index = self.inner.index();
+        let tool = index.tools.get(name).ok_or_else(|| self.not_found(name))?;
+        Ok((tool.server, tool.remote.clone(), args))
     }
 
-    /// The NOT_FOUND error for `name`. When its prefix is a failed or disabled server's
-    /// (`sanitize(server) + "_"`, §0.1), it says which server and why, so that a call to a
-    /// server that did not start does not read as a typo (§3: a failure names its server).
+    /// The NOT_FOUND error for `name`. A tool a refresh removed says which server removed it
+    /// (issue 28). When its prefix is a failed or disabled server's (`sanitize(server) + "_"`,
+    /// §0.1), it says which server and why, so that a call to a server that did not start does
+    /// not read as a typo (§3: a failure names its server).
     fn not_found(&self, name: &str) -> Error {
         let mut msg = format!("no tool named `{name}`");
+        if let Some(idx) = self.inner.index().removed.get(name) {
+            msg.push_str(&format!(
+                ": server `{}` removed it (its tool list changed)",
+                self.inner.slots[*idx].name
+            ));
+            return Error::new(ErrorKind::NotFound, msg);
+        }
         // The longest matching prefix wins (`a_b_x` belongs to `a_b` rather than `a`); on a tie
         // the first server in name order, as for tool-name collisions (§3).
-        let mut best: Option<(usize, &Server)> = None;
-        for s in &self.servers {
-            if matches!(s.state, State::Connected(_)) {
-                continue;
-            }
+        let mut best: Option<(usize, String)> = None;
+        for s in &self.inner.slots {
+            let st = s.lock();
+            let why = match &st.phase {
+                Phase::Disabled => format!("server `{}` is disabled", s.name),
+                // `error` already reads "server `x` failed during `phase`: cause".
+                Phase::Failed { error, .. } if st.listed.is_none() => error.clone(),
+                _ => continue,
+            };
+            drop(st);
             let prefix = crate::mapping::naming::sanitize(&s.name) + "_";
-            if name.starts_with(&prefix) && best.is_none_or(|(len, _)| prefix.len() > len) {
-                best = Some((prefix.len(), s));
+            if name.starts_with(&prefix) && best.as_ref().is_none_or(|(len, _)| prefix.len() > *len)
+            {
+                best = Some((prefix.len(), why));
             }
         }
-        if let Some((_, s)) = best {
-            match &s.state {
-                // `why` already reads "server `x` failed during `phase`: cause".
-                State::Failed(why) => msg.push_str(&format!(": {why}")),
-                State::Disabled => msg.push_str(&format!(": server `{}` is disabled", s.name)),
-                State::Connected(_) => {}
-            }
+        if let Some((_, why)) = best {
+            msg.push_str(&format!(": {why}"));
         }
         Error::new(ErrorKind::NotFound, msg)
     }
+}
+
+/// What is left of `timeout` after `waited` for the server (at least 1 ms); None when nothing
+/// was waited (the call's own timeout stands as it is).
+fn left_after(timeout: Duration, waited: Duration) -> Option<Duration> {
+    (!waited.is_zero()).then(|| timeout.saturating_sub(waited).max(Duration::from_millis(1)))
+}
+
+/// The isError of a call that was never sent: its server is away (issue 28).
+fn not_sent(server: &str, remote: &str, why: &str) -> String {
+    crate::mapping::shape::failure(&format!(
+        "server `{server}`: tools/call `{remote}` was not sent: {why}"
+    ))
 }

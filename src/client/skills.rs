@@ -2,7 +2,8 @@
 //! offer them and what each lists, one skill loaded verified from the server named, and a file
 //! of a loaded skill. A skill's identity is its server and its URI, never the URI alone.
 
-use super::{closed, no_runtime_here, Client, State};
+use super::servers::Phase;
+use super::{closed, no_runtime_here, Client};
 use crate::error::{Error, ErrorKind, Result};
 use crate::session::Session;
 use serde_json::{Map, Value};
@@ -14,15 +15,19 @@ impl Client {
     /// connected server that declares the extension, in name order, each listing followed
     /// through its pages. No skill file is read.
     pub fn list_skills(&self) -> Result<String> {
-        if self.closed.load(Ordering::Acquire) {
+        if self.inner.closed.load(Ordering::Acquire) {
             return Err(closed());
         }
-        let sessions: Vec<(&str, &Arc<Session>)> = self
-            .servers
+        let sessions: Vec<(&str, Arc<Session>)> = self
+            .inner
+            .slots
             .iter()
-            .filter_map(|s| match &s.state {
-                State::Connected(session) => Some((s.name.as_str(), session)),
-                _ => None,
+            .filter_map(|slot| {
+                let st = slot.lock();
+                match (&st.phase, &st.session) {
+                    (Phase::Connected, Some(s)) => Some((slot.name.as_str(), s.clone())),
+                    _ => None,
+                }
             })
             .collect();
         for (_, s) in &sessions {
@@ -48,7 +53,7 @@ impl Client {
                     .collect()
             })
         };
-        if self.closed.load(Ordering::Acquire) {
+        if self.inner.closed.load(Ordering::Acquire) {
             return Err(closed());
         }
         let mut servers = Map::new();
@@ -88,28 +93,45 @@ impl Client {
     }
 
     /// The connected server `name` when it offers skills; else why not (`TN_ERR_NOT_FOUND`).
-    fn skills_of(&self, name: &str) -> Result<&Arc<Session>> {
-        if self.closed.load(Ordering::Acquire) {
+    fn skills_of(&self, name: &str) -> Result<Arc<Session>> {
+        if self.inner.closed.load(Ordering::Acquire) {
             return Err(closed());
         }
-        let Some(server) = self.servers.iter().find(|s| s.name == name) else {
+        let Some(slot) = self.inner.slots.iter().find(|s| s.name == name) else {
             return Err(Error::new(
                 ErrorKind::NotFound,
                 format!("no server named `{name}` in the config"),
             ));
         };
-        let session = match &server.state {
-            State::Connected(s) => s,
-            State::Disabled => {
-                return Err(Error::new(
-                    ErrorKind::NotFound,
-                    format!("server `{name}` is disabled"),
-                ))
+        let session = {
+            let st = slot.lock();
+            match (&st.phase, &st.session) {
+                (Phase::Connected, Some(s)) => s.clone(),
+                (Phase::Disabled, _) => {
+                    return Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!("server `{name}` is disabled"),
+                    ))
+                }
+                // `error` already reads "server `x` failed during `phase`: cause".
+                (Phase::Failed { error, .. }, _) => {
+                    return Err(Error::new(ErrorKind::NotFound, error.clone()))
+                }
+                (Phase::Restarting { reason, .. }, _) => {
+                    return Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!("server `{name}` is being started again ({reason}); ask once it is connected"),
+                    ))
+                }
+                _ => {
+                    return Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!("server `{name}` is not connected"),
+                    ))
+                }
             }
-            // `why` already reads "server `x` failed during `phase`: cause".
-            State::Failed(why) => return Err(Error::new(ErrorKind::NotFound, why.clone())),
         };
-        reentrant(session)?;
+        reentrant(&session)?;
         if !session.offers_skills() {
             return Err(Error::new(
                 ErrorKind::NotFound,

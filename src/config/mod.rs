@@ -22,6 +22,90 @@ pub(crate) const DEFAULT_MAX_TOTAL_TIMEOUT: Duration = Duration::from_millis(3_6
 pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
 /// How long the direct HTTP path keeps an idle kept-alive connection (`poolIdleTimeoutMs`).
 pub(crate) const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_millis(90_000);
+/// `restart` (issue 28): attempts in a row before the server is `failed`, the first delay
+/// (doubling to [`RESTART_BACKOFF_CAP`]), and the uptime after which the count starts again.
+pub(crate) const DEFAULT_RESTART_ATTEMPTS: u32 = 5;
+pub(crate) const DEFAULT_RESTART_BACKOFF: Duration = Duration::from_millis(500);
+pub(crate) const DEFAULT_RESTART_RESET: Duration = Duration::from_millis(60_000);
+/// The longest delay before a restart attempt, however many came before.
+pub(crate) const RESTART_BACKOFF_CAP: Duration = Duration::from_millis(30_000);
+
+/// How a server that went away is brought back (issue 28): a stdio child that exited is
+/// started again after a backoff; a remote server is reconnected on the next call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RestartPolicy {
+    /// Failed attempts in a row (within `reset_after` of each other) before `failed`.
+    pub(crate) max_attempts: u32,
+    /// The delay before the first attempt; each next one doubles it, to 30 s, plus jitter.
+    pub(crate) backoff: Duration,
+    /// Uptime after which a server counts as healthy again: its next crash is attempt 1.
+    pub(crate) reset_after: Duration,
+}
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        RestartPolicy {
+            max_attempts: DEFAULT_RESTART_ATTEMPTS,
+            backoff: DEFAULT_RESTART_BACKOFF,
+            reset_after: DEFAULT_RESTART_RESET,
+        }
+    }
+}
+
+impl RestartPolicy {
+    /// The delay before attempt `attempt` (from 1), without jitter.
+    pub(crate) fn delay(&self, attempt: u32) -> Duration {
+        let doubled = self
+            .backoff
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(20));
+        doubled.min(RESTART_BACKOFF_CAP.max(self.backoff))
+    }
+}
+
+/// A log level of MCP's `notifications/message` (RFC 5424 severities), least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    pub(crate) const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+
+    /// The level's name on the wire.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    /// The level named `name`, if it is one.
+    pub(crate) fn parse(name: &str) -> Option<LogLevel> {
+        LogLevel::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
 
 /// How to reach a server.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,6 +252,11 @@ pub struct ServerSpec {
     pub probe_timeout: Duration,
     pub tools: ToolFilter,
     pub max_message_bytes: usize,
+    /// `restart` (issue 28); None: `"restart": false`, a server that went away stays away.
+    pub(crate) restart: Option<RestartPolicy>,
+    /// `logLevel` (issue 28): the least severe log message asked of the server; None: the
+    /// server's own choice (legacy) or none at all (MCP 2026-07-28 sends none unless asked).
+    pub(crate) log_level: Option<LogLevel>,
 }
 
 impl ServerSpec {
@@ -322,7 +411,68 @@ fn parse_entry_inner(
                 }
             },
         },
+        restart: parse_restart(o.get("restart"))?,
+        log_level: match o.get("logLevel") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_str().and_then(LogLevel::parse).ok_or_else(|| {
+                format!(
+                    "`logLevel` must be one of {}, got {}",
+                    LogLevel::ALL
+                        .map(|l| format!("\"{}\"", l.name()))
+                        .join(", "),
+                    crate::json::to_text(v)
+                )
+            })?),
+        },
     }))
+}
+
+/// `restart`: absent or `true` (the defaults), `false`, or an object of `maxAttempts`,
+/// `backoffMs` and `resetAfterMs` (issue 28).
+fn parse_restart(v: Option<&Value>) -> std::result::Result<Option<RestartPolicy>, String> {
+    let o = match v {
+        None | Some(Value::Null) | Some(Value::Bool(true)) => {
+            return Ok(Some(RestartPolicy::default()))
+        }
+        Some(Value::Bool(false)) => return Ok(None),
+        Some(Value::Object(o)) => o,
+        Some(other) => {
+            return Err(format!(
+                "`restart` must be false, true or an object {{\"maxAttempts\",\"backoffMs\",\"resetAfterMs\"}}, got {}",
+                type_name(other)
+            ))
+        }
+    };
+    for k in o.keys() {
+        if !["maxAttempts", "backoffMs", "resetAfterMs"].contains(&k.as_str()) {
+            return Err(format!(
+                "`restart.{k}` is not a restart option (maxAttempts, backoffMs, resetAfterMs)"
+            ));
+        }
+    }
+    let mut p = RestartPolicy::default();
+    match o.get("maxAttempts") {
+        None | Some(Value::Null) => {}
+        Some(v) => match v.as_u64() {
+            Some(n) if n > 0 => p.max_attempts = n.min(u32::MAX as u64) as u32,
+            _ => {
+                return Err(format!(
+                    "`restart.maxAttempts` must be a positive integer, got {}",
+                    crate::json::to_text(v)
+                ))
+            }
+        },
+    }
+    let key = |k: &str| {
+        millis(o, k).map_err(|e| e.replacen(&format!("`{k}`"), &format!("`restart.{k}`"), 1))
+    };
+    if let Some(d) = key("backoffMs")? {
+        p.backoff = d;
+    }
+    if let Some(d) = key("resetAfterMs")? {
+        p.reset_after = d;
+    }
+    Ok(Some(p))
 }
 
 fn parse_local(o: &Map<String, Value>) -> std::result::Result<Endpoint, String> {
@@ -581,6 +731,61 @@ mod tests {
         let but = f(r#"{"a":{"command":["x"],"tools":{"y":false}}}"#);
         assert!(but.allows("x") && !but.allows("y"));
         assert_eq!(f(r#"{"a":{"command":["x"],"tools":{}}}"#), ToolFilter::All);
+    }
+
+    #[test]
+    fn restart_and_log_level() {
+        let spec = |t: &str| match &entries(t)[0].1 {
+            Entry::Enabled(s) => Ok(s.clone()),
+            Entry::Invalid(m) => Err(m.clone()),
+            Entry::Disabled => panic!("disabled"),
+        };
+        let d = spec(r#"{"a":{"command":["x"]}}"#).unwrap();
+        assert_eq!(d.restart, Some(RestartPolicy::default()));
+        assert_eq!(d.log_level, None);
+        assert_eq!(
+            spec(r#"{"a":{"command":["x"],"restart":false}}"#)
+                .unwrap()
+                .restart,
+            None
+        );
+        let p = spec(r#"{"a":{"command":["x"],"restart":{"maxAttempts":2,"backoffMs":50},"logLevel":"warning"}}"#)
+            .unwrap();
+        assert_eq!(
+            p.restart.map(|r| (r.max_attempts, r.backoff)),
+            Some((2, Duration::from_millis(50)))
+        );
+        assert_eq!(p.log_level, Some(LogLevel::Warning));
+        for (bad, says) in [
+            (
+                r#"{"a":{"command":["x"],"restart":3}}"#,
+                "`restart` must be",
+            ),
+            (
+                r#"{"a":{"command":["x"],"restart":{"maxAttempts":0}}}"#,
+                "`restart.maxAttempts`",
+            ),
+            (
+                r#"{"a":{"command":["x"],"restart":{"backoffMs":-1}}}"#,
+                "`restart.backoffMs`",
+            ),
+            (
+                r#"{"a":{"command":["x"],"restart":{"tries":1}}}"#,
+                "`restart.tries`",
+            ),
+            (
+                r#"{"a":{"command":["x"],"logLevel":"loud"}}"#,
+                "`logLevel` must be one of",
+            ),
+        ] {
+            let e = spec(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let p = RestartPolicy::default();
+        assert_eq!(p.delay(1), Duration::from_millis(500));
+        assert_eq!(p.delay(3), Duration::from_millis(2000));
+        assert_eq!(p.delay(40), RESTART_BACKOFF_CAP);
+        assert!(LogLevel::Warning > LogLevel::Info && LogLevel::Emergency > LogLevel::Alert);
     }
 
     #[test]

@@ -76,6 +76,24 @@ pub(crate) struct Conn {
     /// Open responders of elicitations that arrived on a request's stream (HTTP), by request:
     /// a cancel or timeout of that request closes them (§7).
     carried: Mutex<HashMap<u64, Vec<crate::responder::Token>>>,
+    /// Who learns of the server's notifications and of this connection's end (issue 28).
+    watcher: OnceLock<Arc<dyn Watcher>>,
+}
+
+/// What a connection tells the layers above it beyond the answers to their requests (issue
+/// 28: list changes, log messages, a dead child): the client's per-server supervisor
+/// implements it. Both run on the thread that read or failed, a reader among them, so neither
+/// may block.
+pub(crate) trait Watcher: Send + Sync {
+    /// A notification from the server other than `notifications/progress` (which goes to its
+    /// call): `notifications/tools/list_changed`, `notifications/message`, ….
+    fn notification(&self, conn: &Conn, method: &str, params: Option<Value>);
+    /// The connection failed for the first time, for another reason than closing (a child
+    /// that exited, a stream that ended): every request in flight has just failed with `why`.
+    fn failed(&self, conn: &Conn, why: &RequestError);
+    /// The server forgot our HTTP session and a new one was established (§5): the tools it
+    /// lists may have changed.
+    fn renewed(&self, _conn: &Conn) {}
 }
 
 /// Who answers a server's own requests on a connection (contract §4: the host side's live
@@ -111,7 +129,48 @@ impl Conn {
             dropped: AtomicUsize::new(0),
             last_elicitation_error: Mutex::new(None),
             carried: Mutex::new(HashMap::new()),
+            watcher: OnceLock::new(),
         })
+    }
+
+    /// Sets who learns of notifications and of this connection's end (once, before the
+    /// transport starts, so that nothing the server sends first is missed).
+    pub(crate) fn watch(&self, watcher: Arc<dyn Watcher>) {
+        let _ = self.watcher.set(watcher);
+    }
+
+    /// Tells the watcher that a new HTTP session replaced the one the server forgot.
+    pub(crate) fn renewed(&self) {
+        if let Some(w) = self.watcher.get() {
+            w.renewed(self);
+        }
+    }
+
+    /// Sends a request whose answer nobody waits for (a `subscriptions/listen` that stays open
+    /// for the connection's life and is answered, if ever, when the server ends it: an answer
+    /// to an id nobody waits for is ignored). Returns its id.
+    pub(crate) fn send_untracked(
+        &self,
+        method: &str,
+        params_json: Option<&str>,
+    ) -> Result<u64, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let text = jsonrpc::request_text(id, method, params_json);
+        self.send(&Outgoing {
+            text: &text,
+            kind: OutKind::Notification {
+                method,
+                ordered: false,
+            },
+            routing: None,
+            timeout: None,
+        })?;
+        Ok(id)
+    }
+
+    /// The id the next request will get (a listen request's id is its subscription id).
+    pub(crate) fn reserve_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Attaches the transport (once, right after it is created).
@@ -408,17 +467,24 @@ impl Conn {
 
     /// Fails every pending call and every later one with `why` (first failure wins).
     pub(crate) fn fail(&self, why: RequestError) {
-        let waiters: Vec<(u64, Arc<Waiter>)> = {
+        let (waiters, first): (Vec<(u64, Arc<Waiter>)>, bool) = {
             let mut p = lock(&self.pending);
-            if p.dead.is_none() {
+            let first = p.dead.is_none();
+            if first {
                 p.dead = Some(why);
             }
             self.dead_flag.store(true, Ordering::Release);
-            p.waiters.drain().collect()
+            (p.waiters.drain().collect(), first)
         };
         let why = self.death().unwrap_or(RequestError::Closed);
         for (id, w) in waiters {
             self.finish(id, &w, Err(why.clone()));
+        }
+        // After the callers woke (§3: calls in flight fail at once), the watcher may restart.
+        if first && why != RequestError::Closed {
+            if let Some(w) = self.watcher.get() {
+                w.failed(self, &why);
+            }
         }
     }
 
@@ -544,6 +610,11 @@ impl Conn {
                     }
                     (Some(Value::String(method)), None) if method == "notifications/progress" => {
                         self.on_progress(e.params);
+                    }
+                    (Some(Value::String(method)), None) => {
+                        if let Some(w) = self.watcher.get() {
+                            w.notification(self, &method, e.params);
+                        }
                     }
                     _ => {}
                 },

@@ -26,7 +26,7 @@ pub unsafe extern "C" fn tn_tools_for(
         // SAFETY: forwarded caller guarantees.
         let style = unsafe { str_arg(style, "style")? };
         let c = client::lookup(client)?;
-        let out = pure::tools_to_provider(c.tools_json(), style)?;
+        let out = pure::tools_to_provider(&c.tools_json(), style)?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(tools_json_out, out) }
     })

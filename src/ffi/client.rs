@@ -57,7 +57,9 @@ pub fn disconnect(handle: *mut tn_client) -> Result<()> {
         .get(&key)
     {
         Some(c) if c.in_own_resolver() => Some("inline resolvers"),
-        Some(c) if c.in_own_callback() => Some("call callbacks (done or progress)"),
+        Some(c) if c.in_own_callback() => {
+            Some("callbacks (a call's done or progress, or the event callback)")
+        }
         Some(_) => None,
         None => return Ok(()),
     };

@@ -5,6 +5,7 @@
 pub mod adapters;
 pub mod calls;
 pub mod client;
+pub mod events;
 pub mod guard;
 pub mod resolver;
 pub mod skills;
@@ -230,7 +231,7 @@ pub unsafe extern "C" fn tn_list_tools(
         unsafe { init_out(tools_json_out, "tools_json_out")? };
         let c = client::lookup(client)?;
         // SAFETY: checked by init_out above.
-        unsafe { set_out(tools_json_out, c.tools_json().to_string()) }
+        unsafe { set_out(tools_json_out, c.tools_json()) }
     })
 }
 

@@ -24,10 +24,18 @@ pub(crate) enum ListedTool {
     Parsed(Map<String, Value>),
 }
 
+/// One `tools/list` page: its tools, `nextCursor`, and MCP 2026-07-28's `ttlMs` (issue 28).
+pub(crate) struct Page {
+    pub(crate) tools: Vec<ListedTool>,
+    pub(crate) cursor: Option<String>,
+    /// `ttlMs` when it is a number (milliseconds the list may be taken as fresh).
+    pub(crate) ttl_ms: Option<f64>,
+}
+
 /// The tools and `nextCursor` of a `tools/list` response line, taken apart in the one pass that
 /// checks it; None when the line is not canonical or has no object `result` (then the caller
 /// parses it).
-pub(crate) fn page(line: &str) -> Option<(Vec<ListedTool>, Option<String>)> {
+pub(crate) fn page(line: &str) -> Option<Page> {
     // Noted: the response's members (depth 1), the result's (2), the tools (3), theirs (4).
     let mut tape = Vec::new();
     if !canon::is_canonical(line, 4, &mut tape) {
@@ -45,17 +53,22 @@ pub(crate) fn page(line: &str) -> Option<(Vec<ListedTool>, Option<String>)> {
     if !text(&result).starts_with('{') {
         return None;
     }
-    let (mut list, mut cursor) = (None, None);
+    let (mut list, mut cursor, mut ttl_ms) = (None, None, None);
     for m in tape.iter().filter(|m| m.depth == 2 && inside(m, &result)) {
         match text(&m.key) {
             r#""tools""# if text(&m.value).starts_with('[') => list = Some(m.value.clone()),
             r#""nextCursor""# => cursor = scan::decode_string(text(&m.value)).map(Cow::into_owned),
+            r#""ttlMs""# => ttl_ms = text(&m.value).parse::<f64>().ok(),
             _ => {}
         }
     }
     let mut tools = Vec::new();
     let Some(list) = list else {
-        return Some((tools, cursor));
+        return Some(Page {
+            tools,
+            cursor,
+            ttl_ms,
+        });
     };
     // Each element comes after its own members on the tape, and after those of the element
     // (or other depth-3 member) noted before it.
@@ -85,12 +98,16 @@ pub(crate) fn page(line: &str) -> Option<(Vec<ListedTool>, Option<String>)> {
             members,
         });
     }
-    Some((tools, cursor))
+    Some(Page {
+        tools,
+        cursor,
+        ttl_ms,
+    })
 }
 
 /// A `tools/list` page parsed into values: its tools (moved out of it, not copied) and its
 /// `nextCursor`; the error object (or what was wrong) when it has no `result`.
-pub(crate) fn parsed_page(line: &str) -> Result<(Vec<ListedTool>, Option<String>), Value> {
+pub(crate) fn parsed_page(line: &str) -> Result<Page, Value> {
     let mut page = crate::json::rpc::result_value(line)?;
     let mut tools = Vec::new();
     if let Some(Value::Array(items)) = page.get_mut("tools").map(Value::take) {
@@ -103,7 +120,11 @@ pub(crate) fn parsed_page(line: &str) -> Result<(Vec<ListedTool>, Option<String>
         .get("nextCursor")
         .and_then(Value::as_str)
         .map(str::to_string);
-    Ok((tools, next))
+    Ok(Page {
+        tools,
+        cursor: next,
+        ttl_ms: page.get("ttlMs").and_then(Value::as_f64),
+    })
 }
 
 impl ListedTool {
@@ -285,7 +306,7 @@ mod tests {
             let want = as_value("my_server_x", "my server", "x.y", &t);
             assert_eq!(written(&ListedTool::Parsed(t)), want, "{text}");
             let line = format!(r#"{{"result":{{"tools":[{text}]}}}}"#);
-            if let Some((listed, _)) = page(&line) {
+            if let Some(Page { tools: listed, .. }) = page(&line) {
                 texts += 1;
                 assert_eq!(written(&listed[0]), want, "{text}");
             }
@@ -296,7 +317,7 @@ mod tests {
     #[test]
     fn a_page_is_read_by_position_only_when_canonical() {
         let line = r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"a\"b"},7,{"name":1}],"nextCursor":"c\n"}}"#;
-        let (tools, cursor) = page(line).unwrap();
+        let Page { tools, cursor, .. } = page(line).unwrap();
         assert_eq!(cursor.as_deref(), Some("c\n"));
         let names: Vec<_> = tools
             .iter()
@@ -306,7 +327,20 @@ mod tests {
         assert!(page(r#"{"jsonrpc":"2.0","id":3, "result":{"tools":[]}}"#).is_none());
         assert!(page(r#"{"jsonrpc":"2.0","id":3,"result":null}"#).is_none());
         assert!(page(r#"{"jsonrpc":"2.0","id":3,"error":{"code":1}}"#).is_none());
-        let (tools, cursor) = page(r#"{"id":3,"result":{"tools":{},"nextCursor":5}}"#).unwrap();
+        let Page { tools, cursor, .. } =
+            page(r#"{"id":3,"result":{"tools":{},"nextCursor":5}}"#).unwrap();
         assert!(tools.is_empty() && cursor.is_none());
+        let ttl = |line: &str| {
+            (
+                page(line).unwrap().ttl_ms,
+                parsed_page(line).unwrap().ttl_ms,
+            )
+        };
+        let line = r#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","ttlMs":1500,"tools":[]}}"#;
+        assert_eq!(ttl(line), (Some(1500.0), Some(1500.0)));
+        assert_eq!(
+            ttl(r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#),
+            (None, None)
+        );
     }
 }

@@ -87,11 +87,33 @@ pub(super) fn finish(s: &Session, version: &str) -> Result<Vec<String>, Handshak
     s.conn
         .notify_ordered("notifications/initialized")
         .map_err(|e| HandshakeError::Failed(s.phase_error("initialize", &e)))?;
-    Ok(s.http
+    let mut warnings: Vec<String> = s
+        .http
         .as_ref()
         .and_then(|h| h.open_get_stream())
         .into_iter()
-        .collect())
+        .collect();
+    warnings.extend(set_log_level(s));
+    Ok(warnings)
+}
+
+/// `logging/setLevel` with the configured `logLevel` (issue 28), after the handshake; a
+/// warning for the status when the server refused it (its messages then come at its own
+/// level, and the client still hands on only those at or above the configured one).
+fn set_log_level(s: &Session) -> Option<String> {
+    let level = s.spec.log_level?;
+    let params = format!(r#"{{"level":"{}"}}"#, level.name());
+    match s
+        .conn
+        .request_value("logging/setLevel", Some(&params), s.spec.timeout)
+    {
+        Ok(_) => None,
+        Err(f) => Some(format!(
+            "logLevel: the server did not take logging/setLevel \"{}\": {}",
+            level.name(),
+            s.explain(&f)
+        )),
+    }
 }
 
 /// A request sent on HTTP session `generation` met a 404: initialize again, unless another
@@ -129,6 +151,9 @@ fn renew(s: &Session) -> Result<(), RequestError> {
     if let Some(h) = &s.http {
         let _ = h.open_get_stream();
     }
+    let _ = set_log_level(s);
+    // A new session may list other tools (issue 28): the client lists them again.
+    s.conn.renewed();
     Ok(())
 }
 

@@ -23,8 +23,8 @@ use crate::transport::Transport;
 use crate::util::lock;
 pub(crate) use call_state::CallState;
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
 
 /// Progress tokens, unique per call in the process (§7: every `tools/call` carries one).
@@ -79,8 +79,15 @@ pub(crate) struct Session {
     /// The host's resolver, when one is registered (MRTR and -32042 questions ask it, §6).
     pub(crate) live: Option<LiveBridge>,
     with_resolver: bool,
-    /// Modern HTTP: each tool's `x-mcp-header` arguments (argument, header), §6.
-    header_params: HashMap<String, Vec<(String, String)>>,
+    /// Modern HTTP: each tool's `x-mcp-header` arguments (argument, header), §6; replaced
+    /// whole by each listing (issue 28: a refresh may change them).
+    header_params: RwLock<HashMap<String, Vec<(String, String)>>>,
+    /// MCP 2026-07-28: the DiscoverResult said `capabilities.tools.listChanged` (issue 28).
+    lists_changes: AtomicBool,
+    /// Who learns of this server's notifications and end, and what ends an opening early.
+    hooks: Hooks,
+    /// The transport was shut down ([`Session::shutdown`]).
+    shut: AtomicBool,
     /// Serialises renewing an expired HTTP session (§5).
     renewing: Mutex<()>,
     /// Closed while a session is renewed: new requests wait, bounded by the timeout.
@@ -95,6 +102,60 @@ pub(crate) struct Session {
 /// Why a server could not be brought up: the message names server, phase and cause.
 pub(crate) struct StartError {
     pub(crate) message: String,
+}
+
+/// What the layers above hand a session being opened (issue 28): who watches its connection
+/// (list changes, log messages, its end), and what ends the opening early (disconnect during
+/// a restart).
+#[derive(Clone, Default)]
+pub(crate) struct Hooks {
+    pub(crate) watcher: Option<Arc<dyn crate::conn::Watcher>>,
+    pub(crate) abort: Option<Arc<Abort>>,
+}
+
+/// Ends an opening that is under way (issue 28: disconnect while a server restarts): the
+/// connections it started fail as closed, so its handshake returns at once and the opening
+/// shuts its transport down; one started after that is ended as soon as it is.
+#[derive(Default)]
+pub(crate) struct Abort {
+    state: Mutex<AbortState>,
+}
+
+/// Whether the opening was ended, and the connections it started until then.
+type AbortState = (bool, Vec<(Arc<Conn>, Arc<dyn Transport>)>);
+
+impl Abort {
+    /// Ends the opening (idempotent, quick: the opening itself shuts its transport down).
+    pub(crate) fn abort(&self) {
+        let started = {
+            let mut st = lock(&self.state);
+            st.0 = true;
+            std::mem::take(&mut st.1)
+        };
+        for (conn, transport) in started {
+            transport.begin_close();
+            conn.fail(RequestError::Closed);
+        }
+    }
+
+    /// Notes a connection the opening started; false when the opening was already ended.
+    fn started(&self, conn: &Arc<Conn>, transport: &Arc<dyn Transport>) -> bool {
+        let mut st = lock(&self.state);
+        if st.0 {
+            return false;
+        }
+        st.1.push((conn.clone(), transport.clone()));
+        true
+    }
+}
+
+/// The tools one `tools/list` (every page) gave (§3), with what the status should say of it
+/// and, in MCP 2026-07-28, how long it may be taken as fresh (`ttlMs`, issue 28).
+pub(crate) struct Listing {
+    pub(crate) tools: Vec<ListedTool>,
+    pub(crate) warnings: Vec<String>,
+    /// The smallest positive `ttlMs` of its pages; None: no time given (0, absent, legacy).
+    pub(crate) ttl: Option<Duration>,
 }
 
 /// A gate requests pass through; closed while the session is being renewed.
@@ -131,8 +192,9 @@ impl Gate {
 pub(crate) fn open(
     spec: &ServerSpec,
     live: Option<LiveBridge>,
-) -> Result<(Session, Vec<ListedTool>), StartError> {
-    let mut session = start(spec, live.clone())?;
+    hooks: Hooks,
+) -> Result<(Session, Listing), StartError> {
+    let mut session = start(spec, live.clone(), &hooks)?;
     match establish(&mut session, &live) {
         Ok(tools) => Ok((session, tools)),
         Err(f) => {
@@ -142,13 +204,39 @@ pub(crate) fn open(
     }
 }
 
+/// Opens a server again in the era it had (issue 28: a restarted child, a remote server whose
+/// connection ended): the same config, no probe, and the era's reason kept.
+pub(crate) fn reopen(
+    spec: &ServerSpec,
+    live: Option<LiveBridge>,
+    hooks: Hooks,
+    was: &Session,
+) -> Result<(Session, Listing), StartError> {
+    let mut same_era = spec.clone();
+    same_era.protocol = match was.era {
+        Era::Legacy => crate::config::Protocol::Legacy,
+        Era::Modern => crate::config::Protocol::Modern,
+    };
+    let (mut s, listing) = open(&same_era, live, hooks)?;
+    s.spec.protocol = spec.protocol;
+    s.era_reason = was.era_reason.clone();
+    Ok((s, listing))
+}
+
 /// Starts the transport for `spec` (a child process, or an HTTP connection): the connection
 /// first (its server requests answered by the host side), then for a remote server the HTTP
 /// client and the authorizer (§8, built here and handed down), then the transport, attached.
-fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartError> {
+fn start(
+    spec: &ServerSpec,
+    live: Option<LiveBridge>,
+    hooks: &Hooks,
+) -> Result<Session, StartError> {
     let with_resolver = live.is_some();
     let answering = Arc::new(crate::host::server_requests::Answering { live: live.clone() });
     let conn = Conn::new(answering);
+    if let Some(w) = &hooks.watcher {
+        conn.watch(w.clone());
+    }
     let inbound: Arc<dyn crate::transport::Inbound> = conn.clone();
     let failed = |e: String| phase_error(spec, "connect", &e);
     let mut http_transport = None;
@@ -206,6 +294,13 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
         }
     };
     conn.attach(transport.clone());
+    if let Some(abort) = &hooks.abort {
+        if !abort.started(&conn, &transport) {
+            conn.fail(RequestError::Closed);
+            transport.shutdown(crate::transport::FAILED_START_GRACE);
+            return Err(phase_error(spec, "connect", "the client was disconnected"));
+        }
+    }
     Ok(Session {
         spec: spec.clone(),
         conn,
@@ -217,7 +312,10 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
         warnings: Vec::new(),
         era_reason: String::new(),
         with_resolver,
-        header_params: HashMap::new(),
+        header_params: RwLock::default(),
+        lists_changes: AtomicBool::new(false),
+        hooks: hooks.clone(),
+        shut: AtomicBool::new(false),
         renewing: Mutex::new(()),
         hold: Gate::default(),
         capabilities: Mutex::new(None),
@@ -225,10 +323,16 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
     })
 }
 
-/// The era (§6: [`era`]), the handshake where there is one, the tools.
-fn establish(s: &mut Session, live: &Option<LiveBridge>) -> Result<Vec<ListedTool>, StartError> {
+/// The era (§6: [`era`]), the handshake where there is one, the subscription to tool-list
+/// changes in MCP 2026-07-28 (before the list, so no change between them is missed), the
+/// tools.
+fn establish(s: &mut Session, live: &Option<LiveBridge>) -> Result<Listing, StartError> {
     era::choose(s, live)?;
-    s.list_tools()
+    if s.era == Era::Modern && s.lists_changes.load(Ordering::Relaxed) {
+        s.listen();
+    }
+    let listing = s.list_tools()?;
+    Ok(listing)
 }
 
 fn phase_error(spec: &ServerSpec, phase: &str, cause: &str) -> StartError {
@@ -242,11 +346,19 @@ fn phase_error(spec: &ServerSpec, phase: &str, cause: &str) -> StartError {
 }
 
 impl Session {
-    /// Fails the connection and shuts the transport down (a server that did not start).
-    fn stop(&self) {
+    /// Fails the connection and shuts the transport down (a server that did not start, or a
+    /// dead child before it is started again).
+    pub(crate) fn stop(&self) {
         self.conn.fail(RequestError::Closed);
-        self.transport
-            .shutdown(crate::transport::FAILED_START_GRACE);
+        self.shutdown(crate::transport::FAILED_START_GRACE);
+    }
+
+    /// Shuts the transport down, once (issue 28: a restart and disconnect may both come to a
+    /// dead session; a stdio child is reaped once, its pid never signalled after that).
+    pub(crate) fn shutdown(&self, grace: Duration) {
+        if !self.shut.swap(true, Ordering::AcqRel) {
+            self.transport.shutdown(grace);
+        }
     }
 
     /// Starts the server again (its child exited during the probe, §6).
@@ -263,8 +375,34 @@ impl Session {
 
     fn restart(&mut self, live: &Option<LiveBridge>) -> Result<(), StartError> {
         self.stop();
-        *self = start(&self.spec, live.clone())?;
+        *self = start(&self.spec, live.clone(), &self.hooks.clone())?;
         Ok(())
+    }
+
+    /// Opens MCP 2026-07-28's `subscriptions/listen` for tool-list changes (issue 28): over
+    /// HTTP a stream of its own, kept open by the transport; over stdio a request that stays
+    /// open, its notifications on the one channel. Best effort: without it the list is
+    /// refreshed only when its `ttlMs` runs out (the status then says why).
+    fn listen(&mut self) {
+        let params = modern::listen_params(self.with_resolver);
+        let warning = match &self.http {
+            Some(h) => {
+                let id = self.conn.reserve_id();
+                h.open_listen(crate::json::rpc::request_text(
+                    id,
+                    "subscriptions/listen",
+                    Some(&params),
+                ))
+            }
+            None => self
+                .conn
+                .send_untracked("subscriptions/listen", Some(&params))
+                .err()
+                .map(|e| format!("subscriptions/listen could not be sent: {e}")),
+        };
+        if let Some(w) = warning {
+            self.warnings.push(self.spec.secrets().mask(&w));
+        }
     }
 
     fn phase_error(&self, phase: &str, cause: &str) -> StartError {
@@ -312,9 +450,12 @@ impl Session {
     }
 
     /// Every `tools/list` page (§3); in the modern era with the `_meta` envelope, and over
-    /// HTTP each tool's routing headers noted, tools with invalid ones dropped (§6).
-    fn list_tools(&mut self) -> Result<Vec<ListedTool>, StartError> {
+    /// HTTP each tool's routing headers noted, tools with invalid ones dropped (§6). Callable
+    /// again on a connected session (issue 28: a refresh), its routing headers replaced whole.
+    pub(crate) fn list_tools(&self) -> Result<Listing, StartError> {
         let mut tools = Vec::new();
+        let mut warnings = Vec::new();
+        let mut ttl: Option<Duration> = None;
         let mut seen: HashSet<String> = HashSet::new();
         let mut cursor: Option<String> = None;
         let modern = self.era == Era::Modern;
@@ -322,7 +463,11 @@ impl Session {
             let mut params = String::new();
             if modern {
                 params.push_str(r#"{"_meta":{"#);
-                params.push_str(&modern::envelope(self.with_resolver, None));
+                params.push_str(&modern::envelope(
+                    self.with_resolver,
+                    None,
+                    self.spec.log_level,
+                ));
                 params.push('}');
             }
             if let Some(c) = &cursor {
@@ -341,13 +486,19 @@ impl Session {
                 ))
                 .0
                 .map_err(|f| self.failed("tools/list", &f))?;
-            let (listed, next) = match listing::page(&line) {
+            let page = match listing::page(&line) {
                 Some(page) => page,
                 None => listing::parsed_page(&line)
                     .map_err(|e| self.failed("tools/list", &RequestError::Rpc(e)))?,
             };
-            tools.extend(listed);
-            match next {
+            tools.extend(page.tools);
+            // Each page its own freshness (the caching rules): the list is as fresh as its
+            // stalest page.
+            if let Some(ms) = page.ttl_ms.filter(|ms| modern && *ms > 0.0) {
+                let t = Duration::from_secs_f64((ms / 1000.0).min(1e9));
+                ttl = Some(ttl.map_or(t, |old| old.min(t)));
+            }
+            match page.cursor {
                 Some(next) if !next.is_empty() && seen.insert(next.clone()) => {
                     cursor = Some(next);
                 }
@@ -355,24 +506,30 @@ impl Session {
             }
         }
         if modern && matches!(self.spec.endpoint, Endpoint::Remote { .. }) {
+            let mut routed = HashMap::new();
             tools.retain(|t| {
                 let name = t.name().unwrap_or_default();
                 match modern::header_params(&t.to_map()) {
                     Ok(p) => {
                         if !p.is_empty() {
-                            self.header_params.insert(name.to_string(), p);
+                            routed.insert(name.to_string(), p);
                         }
                         true
                     }
                     Err(why) => {
-                        self.warnings.push(format!(
+                        warnings.push(format!(
                             "tool `{name}` is not listed: its x-mcp-header declarations are invalid ({why})"
                         ));
                         false
                     }
                 }
             });
+            *crate::util::write(&self.header_params) = routed;
         }
-        Ok(tools)
+        Ok(Listing {
+            tools,
+            warnings,
+            ttl,
+        })
     }
 }

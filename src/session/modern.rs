@@ -9,8 +9,17 @@ use serde_json::{Map, Value};
 
 pub(crate) use crate::transport::http::MODERN_VERSION;
 
-/// The `_meta` envelope's members (without braces), with `progressToken` when given.
-pub(super) fn envelope(with_resolver: bool, progress_token: Option<u64>) -> String {
+/// The `_meta` key that asks a server for the request's log messages (issue 28): without it a
+/// 2026-07-28 server sends none.
+const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+
+/// The `_meta` envelope's members (without braces), with `progressToken` when given, and the
+/// log level asked for (`logLevel`, issue 28) when one is configured.
+pub(super) fn envelope(
+    with_resolver: bool,
+    progress_token: Option<u64>,
+    log: Option<crate::config::LogLevel>,
+) -> String {
     let caps = if with_resolver {
         r#"{"elicitation":{"form":{},"url":{}}}"#
     } else {
@@ -23,12 +32,34 @@ pub(super) fn envelope(with_resolver: bool, progress_token: Option<u64>) -> Stri
     if let Some(t) = progress_token {
         s.push_str(&format!(r#","progressToken":{t}"#));
     }
+    if let Some(l) = log {
+        s.push_str(&format!(r#","{LOG_LEVEL_KEY}":"{}""#, l.name()));
+    }
     s
 }
 
 /// `server/discover` params: the envelope and nothing else (§6).
-pub(super) fn discover_params(with_resolver: bool) -> String {
-    format!(r#"{{"_meta":{{{}}}}}"#, envelope(with_resolver, None))
+pub(super) fn discover_params(with_resolver: bool, log: Option<crate::config::LogLevel>) -> String {
+    format!(r#"{{"_meta":{{{}}}}}"#, envelope(with_resolver, None, log))
+}
+
+/// `subscriptions/listen` params (issue 28): the envelope and the one notification type this
+/// client acts on, a changed tool list.
+pub(super) fn listen_params(with_resolver: bool) -> String {
+    format!(
+        r#"{{"_meta":{{{}}},"notifications":{{"toolsListChanged":true}}}}"#,
+        envelope(with_resolver, None, None)
+    )
+}
+
+/// Whether a DiscoverResult says the server sends tool-list changes (`capabilities.tools.
+/// listChanged`): only then is a `subscriptions/listen` opened (a server that honours none
+/// ends the stream at once, which would only be opened again and again).
+pub(super) fn lists_changes(discover: &Value) -> bool {
+    discover
+        .pointer("/capabilities/tools/listChanged")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
 }
 
 /// A DiscoverResult is a result whose `supportedVersions` lists the version we speak (the

@@ -39,7 +39,7 @@ impl Verdict {
 
 pub(super) fn run(s: &Session) -> Verdict {
     s.wire_era(Era::Modern);
-    let params = modern::discover_params(s.with_resolver);
+    let params = modern::discover_params(s.with_resolver, s.spec.log_level);
     let transport = s.transport.clone();
     let read_all = move || transport.peer_read_all().unwrap_or(true);
     let req = Req {
@@ -58,6 +58,10 @@ pub(super) fn run(s: &Session) -> Verdict {
     let verdict = match r {
         Ok(v) if modern::is_discover_result(&v) => {
             s.learned_capabilities(&v);
+            s.lists_changes.store(
+                modern::lists_changes(&v),
+                std::sync::atomic::Ordering::Relaxed,
+            );
             Verdict::Modern
         }
         // Masked before it is cut, so that no part of a secret the server echoed survives (§9).

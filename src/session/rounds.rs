@@ -51,7 +51,8 @@ impl Session {
         // maxTotalTimeout spans every round, less the time the host took to answer (§7).
         let mut spent = Duration::ZERO;
         let routing = (self.era == Era::Modern).then(|| {
-            let params = self.header_params.get(remote).map_or(&[][..], |p| p);
+            let params = crate::util::read(&self.header_params);
+            let params = params.get(remote).map_or(&[][..], |p| p);
             modern::routing(remote, args_json, params)
         });
         loop {
@@ -236,6 +237,7 @@ impl Session {
             p.push_str(&modern::envelope(
                 self.with_resolver || start.resumed,
                 Some(token),
+                self.spec.log_level,
             ));
             p.push('}');
             if let Some(r) = &start.input_responses {

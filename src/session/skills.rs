@@ -250,7 +250,11 @@ impl Session {
         let mut params = String::from("{");
         if modern {
             params.push_str(r#""_meta":{"#);
-            params.push_str(&modern::envelope(self.with_resolver, None));
+            params.push_str(&modern::envelope(
+                self.with_resolver,
+                None,
+                self.spec.log_level,
+            ));
             params.push('}');
             if !members.is_empty() {
                 params.push(',');

@@ -83,6 +83,12 @@ pub(crate) trait Transport: Send + Sync {
     fn diagnostics(&self) -> String {
         String::new()
     }
+    /// How the server's process ended, in words (`exited with status 3`, `was killed by signal
+    /// 9`), once it has; None while it runs or where there is no process (HTTP). The status's
+    /// `lastExit` (issue 28).
+    fn exit(&self) -> Option<String> {
+        None
+    }
     /// The connection is about to close: writes stop waiting on a peer that does not read.
     fn begin_close(&self) {}
     /// Whether a call is cancelled by closing its response stream rather than with

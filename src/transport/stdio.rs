@@ -417,4 +417,8 @@ impl Transport for StdioTransport {
     fn diagnostics(&self) -> String {
         self.stderr.tail()
     }
+
+    fn exit(&self) -> Option<String> {
+        self.exit_now().0.map(|e| e.to_string())
+    }
 }

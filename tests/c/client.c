@@ -404,7 +404,8 @@ static void test_timeout_cancels_and_server_lives_on(void) {
 }
 
 static void test_crash_fails_calls_at_once(void) {
-  char *s = server("", NULL);
+  /* "restart": false: a dead server stays dead (restarts: tests/c/live.c). */
+  char *s = server("", "\"restart\":false");
   char *cfg = fmt("{\"mcpServers\":{\"fx\":%s,\"other\":%s}}", s, s);
   tn_client *c = connect_cfg(cfg, NULL, NULL);
   double t0 = now_s();
@@ -544,7 +545,7 @@ static void test_junk_lines_are_skipped_and_counted(void) {
 }
 
 static void test_line_longer_than_max_fails_the_connection(void) {
-  tn_client *c = connect_one("", "\"maxMessageBytes\":16384", NULL, NULL);
+  tn_client *c = connect_one("", "\"maxMessageBytes\":16384,\"restart\":false", NULL, NULL);
   char *r = call(c, "fx_big_text", "{\"bytes\":100000}");
   CHECK(contains(r, "longer than maxMessageBytes (16384 bytes)") && contains(r, "\"isError\":true"), "%s", r);
   free(r);
@@ -569,7 +570,7 @@ static void test_sigpipe_never_kills_the_host(void) {
     free(r);
   }
   tn_disconnect(c);
-  c = connect_one("", NULL, NULL, NULL);
+  c = connect_one("", "\"restart\":false", NULL, NULL);
   char *r = call(c, "fx_crash", "{\"code\":6}");
   free(r);
   for (int i = 0; i < 3; i++) {

@@ -7,7 +7,8 @@
 //        node ts_peer.mjs http-dual   [--port N]  # createMcpHandler(factory)  (legacy served *stateless*)
 //        node ts_peer.mjs http-sessions [--port N] # legacy requests on sessionful transports (a
 //                                                  # session per initialize), modern ones on createMcpHandler
-//   extra flags: --json (responseMode:'json'), --sse (responseMode:'sse'); default 'auto'.
+//   extra flags: --json (responseMode:'json'), --sse (responseMode:'sse'); default 'auto';
+//                --live: also the tools `toggle` and (while toggled on) `extra` (issue 28).
 //
 // Needs (from this file's directory or with NODE_PATH):
 //   npm install --prefix <dir> @modelcontextprotocol/server@2.4.0 @modelcontextprotocol/node@2.1.2 zod@4.6.7
@@ -31,6 +32,10 @@
 //   slow {steps, ms}       sends notifications/progress (when _meta.progressToken is given) then completes;
 //                          logs "slow aborted" to stderr when cancelled
 //   region {region, query} inputSchema property region carries "x-mcp-header":"Region" (SEP-2243)
+//   toggle {}              (--live) registers the tool `extra` or removes it: the SDK's own
+//                          sendToolListChanged (registerTool / RegisteredTool.remove), and over
+//                          HTTP the handler's notify.toolsChanged() for subscriptions/listen
+//   extra {}               (--live, while toggled on) "extra ok"
 import { createRequire } from 'node:module';
 import http from 'node:http';
 import path from 'node:path';
@@ -54,6 +59,11 @@ const PERSON = {
   required: ['name']
 };
 const CONFIRM = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] };
+
+// --live (issue 28): whether `extra` is listed, for every instance (HTTP makes one per request).
+const live = process.argv.includes('--live');
+let extraOn = false;
+let httpHandler = null;
 
 function factory(rc) {
   const era = rc.era; // 'modern' | 'legacy'
@@ -156,6 +166,20 @@ function factory(rc) {
     inputSchema: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region' }), query: z.string() })
   }, async ({ region, query }) => text(`${region}: ${query}`));
 
+  if (live) {
+    const addExtra = () => server.registerTool('extra', { description: 'Listed while toggled on.', inputSchema: z.object({}) },
+      async () => text('extra ok'));
+    let extraTool = extraOn ? addExtra() : null;
+    server.registerTool('toggle', { description: 'Adds or removes the tool extra.', inputSchema: z.object({}) },
+      async () => {
+        extraOn = !extraOn;
+        if (extraOn && !extraTool) extraTool = addExtra();
+        if (!extraOn && extraTool) { extraTool.remove(); extraTool = null; }
+        httpHandler?.notify.toolsChanged();
+        return text(`extra ${extraOn ? 'on' : 'off'}`);
+      });
+  }
+
   return server;
 }
 
@@ -171,6 +195,7 @@ if (mode === 'stdio-modern' || mode === 'stdio-dual') {
     responseMode,
     onerror: (e) => console.error('onerror:', e.message)
   });
+  httpHandler = handler;
   const node = toNodeHandler(handler);
   http.createServer((req, res) => {
     if (new URL(req.url, 'http://x').pathname !== '/mcp') { res.writeHead(404).end(); return; }

@@ -559,7 +559,8 @@ def test_timeout_cancels_and_server_lives_on(one):
 
 
 def test_crash_fails_calls_at_once(connect):
-    c = connect({"mcpServers": {"fx": server(), "other": server()}})
+    # "restart": False: a dead server stays dead (restarts: tests/c/live.c, test_live.py).
+    c = connect({"mcpServers": {"fx": server(restart=False), "other": server()}})
     t0 = time.monotonic()
     r = c.result("fx_crash", '{"code":5}')
     took = time.monotonic() - t0
@@ -686,7 +687,7 @@ def test_junk_lines_are_skipped_and_counted(one):
 
 
 def test_line_longer_than_max_fails_the_connection(one):
-    c = one(maxMessageBytes=16384)
+    c = one(maxMessageBytes=16384, restart=False)
     assert c.result("fx_big_text", '{"bytes":1000}') == tool_result("x" * 1000), "short lines pass"
     why = "the server sent a message longer than maxMessageBytes (16384 bytes); the connection was closed"
     r = c.result("fx_big_text", '{"bytes":100000}')

@@ -279,7 +279,11 @@ def test_session_expiry_reinitializes_once(connect, scripted):
     assert output(c.result("h_echo", '{"text":"one"}')) == ("echo: one", False)
     assert output(c.result("h_echo", '{"text":"two"}')) == ("echo: two", False)
     log = [r for r in server_log(scripted) if r["path"].startswith("/expire/") and r["method"] == "POST"]
-    inits = [r for r in log if r["body"] and json.loads(r["body"]).get("method") == "initialize"]
+    method = lambda r: r["body"] and json.loads(r["body"]).get("method")
+    # Up to the second call's retry: the new session also has its tools listed again (issue
+    # 28), a request of its own that this scenario's sessions may meet a 404 on too.
+    last_call = max(i for i, r in enumerate(log) if method(r) == "tools/call")
+    inits = [r for r in log[:last_call] if method(r) == "initialize"]
     assert len(inits) == 2, "re-initialized after the 404"
     assert "mcp-session-id" not in inits[1]["headers"]
 

@@ -57,6 +57,9 @@ DONE = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
 # void (*tn_progress_fn)(void *user_data, const char *progress_json)
 PROGRESS = CFUNCTYPE(None, c_void_p, c_char_p)
 
+# void (*tn_event_fn)(void *user_data, const char *event_json)   (issue 28)
+EVENT = CFUNCTYPE(None, c_void_p, c_char_p)
+
 # A NULL resolver (where the C API allows resolver == NULL).
 NULL_RESOLVER = RESOLVER()
 
@@ -99,6 +102,7 @@ SIGNATURES = {
     "tn_list_skills": (c_int32, [c_void_p, _OUT]),
     "tn_get_skill": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
     "tn_read_skill_file": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, _OUT]),
+    "tn_set_event_callback": (c_int32, [c_void_p, EVENT, c_void_p]),
     # Debug-only test hook (c-api.md "Debug-only"): panics inside the guard, returns
     # TN_ERR_PANIC. Exported by debug builds alone; missing from a release build.
     "tn_debug_force_panic": (c_int32, [c_char_p]),
@@ -341,6 +345,14 @@ class Client:
         if status == TN_OK:
             return status, out.decode("utf-8")
         return status, last_error() or ""
+    def events(self):
+        """Registers an Events collector as the client's event callback (issue 28)."""
+        ev = Events()
+        status = lib().tn_set_event_callback(self.handle, ev.c, None)
+        if status != TN_OK:
+            raise AssertionError("tn_set_event_callback -> %d: %s" % (status, last_error()))
+        self._events = ev  # kept alive as long as the client
+        return ev
 
     def disconnect(self):
         with self._lock:
@@ -356,6 +368,44 @@ class Client:
 
     def __exit__(self, *exc):
         self.disconnect()
+
+
+class Events:
+    """Collects a client's events (parsed JSON), in order; wait() for one that matches."""
+
+    def __init__(self):
+        import json
+
+        self._json = json
+        self.items = []
+        self._cond = threading.Condition()
+        self.c = EVENT(self._on_event)
+
+    def _on_event(self, _ud, event_json):
+        try:
+            e = self._json.loads(event_json.decode("utf-8"))
+        except Exception:  # noqa: BLE001 - never unwind into the library
+            traceback.print_exc()
+            return
+        with self._cond:
+            self.items.append(e)
+            self._cond.notify_all()
+
+    def wait(self, match, timeout=10.0, start=0):
+        """The first event from index `start` for which match(event) is true (its index and the
+        event), or an AssertionError naming every event seen after `timeout` seconds."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for i in range(start, len(self.items)):
+                    if match(self.items[i]):
+                        return i, self.items[i]
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError("no matching event within %.1fs; seen: %r" % (timeout, self.items))
+                self._cond.wait(left)
 
 
 class AsyncCall:

@@ -20,6 +20,11 @@ waits, and Ctrl-C (KeyboardInterrupt) while it waits cancels the call at the ser
 cancelling the awaiting task cancels the call at the server. on_progress gets a Progress on the
 waiting thread (the event loop's thread for call_async), in order, before the result.
 
+Long-lived hosts (issue 28): `Client(config, on_event=fn)` hands fn every event as a dict
+(`{"type": "status"|"tools"|"log", "server": …, …}`, docs/live-servers.md) on the library's
+event thread, in order; `async for event in client.events(): …` is the asyncio form (call it in
+a coroutine; the iteration ends when the client closes). Both may be used at once.
+
 Not the `toolnexus` package on PyPI (the pure-Python port): this one drives the Rust library.
 """
 
@@ -36,7 +41,8 @@ import json
 import queue
 import threading
 import traceback
-from typing import Any, Callable, Deque, Dict, Final, List, Optional, Tuple, Union
+import weakref
+from typing import Any, Callable, Deque, Dict, Final, List, Optional, Set, Tuple, Union
 
 from . import _ffi
 from ._ffi import (  # noqa: F401  (re-exported)
@@ -53,7 +59,7 @@ from ._ffi import (  # noqa: F401  (re-exported)
 )
 
 __all__ = [
-    "connect", "Client", "ToolResult", "Progress", "Request",
+    "connect", "Client", "ToolResult", "Progress", "Request", "EventStream", "EventHandler",
     "Answer", "Resolver", "JsonArg", "ProgressHandler",
     "accept", "decline", "cancel", "SUSPEND", "Suspend",
     "elicitation_to_request", "answer_to_result", "server_request_response", "sanitize_name",
@@ -417,15 +423,76 @@ def _outcome(payload: Tuple[Optional[str], Optional[BaseException]]) -> ToolResu
 _Starter = Callable[[Optional[bytes], bool, int, "ctypes.c_uint64"], int]
 
 
+EventHandler = Callable[[Dict[str, Any]], None]
+# Events an EventStream holds for a slow iterator at most; past it they are dropped (counted).
+_STREAM_QUEUE: Final = 1024
+_END: Final = object()
+
+
+class EventStream:
+    """`async for event in client.events()`: the client's events (dicts), in order, on the event
+    loop that iterates; the iteration ends when the client closes (or with aclose()). Events
+    that find the stream `_STREAM_QUEUE` behind are dropped and counted in `dropped`."""
+
+    def __init__(self, client: "Client", loop: asyncio.AbstractEventLoop) -> None:
+        self._client = weakref.ref(client)
+        self._loop = loop
+        self._queue: "asyncio.Queue[Any]" = asyncio.Queue()
+        self.dropped = 0
+        self._ended = False
+
+    def _put(self, event: Any) -> None:  # on the loop's thread
+        if event is _END:
+            self._ended = True
+            self._queue.put_nowait(_END)
+        elif self._queue.qsize() >= _STREAM_QUEUE:
+            self.dropped += 1
+        else:
+            self._queue.put_nowait(event)
+
+    def _push(self, event: Any) -> None:  # on the library's event thread (or close's)
+        try:
+            self._loop.call_soon_threadsafe(self._put, event)
+        except RuntimeError:  # the loop is closed: nobody iterates any more
+            pass
+
+    def __aiter__(self) -> "EventStream":
+        return self
+
+    async def __anext__(self) -> Dict[str, Any]:
+        if self._ended and self._queue.empty():
+            raise StopAsyncIteration
+        event = await self._queue.get()
+        if event is _END:
+            raise StopAsyncIteration
+        e: Dict[str, Any] = event
+        return e
+
+    async def aclose(self) -> None:
+        """Stops this stream (the client and its other streams go on)."""
+        client = self._client()
+        if client is not None:
+            client._streams.discard(self)
+        self._put(_END)
+
+
 class Client:
-    """A connected tn_client. Safe to use from many threads; close() (or `with`) disconnects."""
+    """A connected tn_client. Safe to use from many threads; close() (or `with`) disconnects.
+
+    on_event (issue 28): called with each event (a dict) on the library's event thread, one at
+    a time; what it raises is kept in event_errors. events(): the same as an async iterator."""
 
     _handle: Optional[int] = None
 
-    def __init__(self, config: JsonArg, resolver: Optional[Resolver] = None) -> None:
+    def __init__(self, config: JsonArg, resolver: Optional[Resolver] = None, *,
+                 on_event: Optional[EventHandler] = None) -> None:
         self._bridge = None if resolver is None else _Bridge(resolver, deferrable=True)
         self._lock = threading.Lock()
         self._closing = False
+        self._on_event = on_event
+        self._streams: Set[EventStream] = set()
+        self._event_c: Optional[Any] = None
+        self._event_errors: Deque[str] = collections.deque(maxlen=_MAX_RESOLVER_ERRORS)
         out = ctypes.c_void_p()
         status = _ffi.lib().tn_connect(
             _json_text(config, "config"),
@@ -436,6 +503,56 @@ class Client:
         if status != _ffi.TN_OK:
             raise _ffi.error_for(status)
         self._handle = out.value
+        if on_event is not None:
+            try:
+                self._listen()
+            except BaseException:
+                self.close()
+                raise
+
+    def _listen(self) -> None:
+        """Registers this client's one event callback with the library (once)."""
+        with self._lock:
+            if self._event_c is not None:
+                return
+            me = weakref.ref(self)
+
+            def on_event(_ud: Optional[int], event_json: Optional[bytes]) -> None:  # event thread
+                c = me()
+                if c is not None and event_json is not None:
+                    c._dispatch(event_json)
+
+            self._event_c = _ffi.EVENT(on_event)
+        status = _ffi.lib().tn_set_event_callback(self._h(), self._event_c, None)
+        if status != _ffi.TN_OK:
+            err = _ffi.error_for(status)
+            with self._lock:
+                self._event_c = None
+            raise err
+
+    def _dispatch(self, event_json: bytes) -> None:
+        try:
+            event = json.loads(event_json.decode("utf-8"))
+            if self._on_event is not None:
+                self._on_event(event)
+        except BaseException:  # never into the library
+            self._event_errors.append(traceback.format_exc())
+            return
+        for s in list(self._streams):
+            s._push(event)
+
+    def events(self) -> EventStream:
+        """`async for event in client.events()`: call it in a coroutine (the stream delivers on
+        that coroutine's event loop). Events from the moment it is called."""
+        stream = EventStream(self, asyncio.get_running_loop())
+        self._streams.add(stream)
+        self._listen()
+        return stream
+
+    @property
+    def event_errors(self) -> List[str]:
+        """What on_event raised (tracebacks), most recent last."""
+        return list(self._event_errors)
 
     def _h(self) -> int:
         h = self._handle
@@ -704,6 +821,10 @@ class Client:
             raise Reentrant(message, Reentrant.status)
         with self._lock:
             self._handle = None
+        # Disconnect waited for the event callback: no event comes after this.
+        for s in list(self._streams):
+            s._push(_END)
+        self._streams.clear()
 
     def __enter__(self) -> "Client":
         return self
@@ -718,7 +839,8 @@ class Client:
             pass
 
 
-def connect(config: JsonArg, resolver: Optional[Resolver] = None) -> Client:
+def connect(config: JsonArg, resolver: Optional[Resolver] = None, *,
+            on_event: Optional[EventHandler] = None) -> Client:
     """Connects every server of an MCP config (a dict, or JSON text) and returns a Client.
     Per-server failures do not raise (see statuses()); an unusable config raises."""
-    return Client(config, resolver)
+    return Client(config, resolver, on_event=on_event)

@@ -29,6 +29,9 @@ DONE = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
 # void (*tn_progress_fn)(void *user_data, const char *progress_json)
 PROGRESS = CFUNCTYPE(None, c_void_p, c_char_p)
 NULL_PROGRESS = PROGRESS()
+# void (*tn_event_fn)(void *user_data, const char *event_json)   (issue 28)
+EVENT = CFUNCTYPE(None, c_void_p, c_char_p)
+NULL_EVENT = EVENT()
 _OUT = POINTER(c_void_p)
 
 _SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
@@ -55,6 +58,7 @@ _SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "tn_read_skill_file": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, _OUT]),
     "tn_call_tool_resume_async": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, DONE, PROGRESS, c_void_p,
                                             POINTER(c_uint64)]),
+    "tn_set_event_callback": (c_int32, [c_void_p, EVENT, c_void_p]),
 }
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))

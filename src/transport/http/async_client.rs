@@ -121,7 +121,7 @@ impl HttpTransport {
             )),
             Ok(Err(e)) => Err(format!("{} ({})", explain_reqwest(e), redact(&self.url))),
             Ok(Ok(r)) => {
-                note_nonce(&self.auth, &r);
+                self.auth.note_nonce(super::header_text(&r, "dpop-nonce"));
                 Ok(r)
             }
         }
@@ -266,13 +266,4 @@ impl HttpTransport {
             },
         }
     }
-}
-
-/// A response's `DPoP-Nonce`, whatever its status, for the next proof (RFC 9449 §8.2).
-pub(super) fn note_nonce(auth: &crate::auth::Auth, resp: &reqwest::Response) {
-    auth.note_nonce(
-        resp.headers()
-            .get("dpop-nonce")
-            .and_then(|v| v.to_str().ok()),
-    );
 }

@@ -1,24 +1,19 @@
-//! The standalone GET stream of streamable HTTP (contract §5): opened while connecting, before
-//! the first `tools/list` (servers drop requests they send while none is open), awaited, and
-//! reconnected in the background with backoff when it ends.
+//! The server's stream outside any call: in the handshake era the standalone GET stream of
+//! streamable HTTP (contract §5), opened while connecting, before the first `tools/list`
+//! (servers drop requests they send while none is open), awaited, and reconnected in the
+//! background with backoff when it ends; in MCP 2026-07-28, which replaced it, the
+//! `subscriptions/listen` POST whose reply is a long-lived event stream (issue 28), kept the
+//! same way.
 
 use super::state::HttpTransport;
 use crate::net::runtime;
-use crate::util::lock;
+use crate::util::{jitter, lock};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Backoff of the standalone GET stream (§5): from this floor, doubling, to the cap.
 const GET_BACKOFF_FLOOR: Duration = Duration::from_millis(250);
 const GET_BACKOFF_CAP: Duration = Duration::from_secs(30);
-
-/// A pseudo-random fraction in [0, 1) for backoff jitter (no need for a real generator).
-fn jitter() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(Instant::now().elapsed().as_nanos());
-    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
-}
 
 /// What the first GET of the standalone stream got (§5).
 enum GetOpen {
@@ -76,10 +71,80 @@ impl HttpTransport {
         warning
     }
 
+    /// Opens MCP 2026-07-28's `subscriptions/listen` (issue 28): `body` is the whole request
+    /// (the session built it; its id is the subscription's). The server's answer is awaited
+    /// (bounded by the timeout), so that a change right after connect is not missed; then the
+    /// stream is read in the background, opened again with backoff when it ends, until the
+    /// server refuses it. Its notifications are filed as the GET stream's are; the answer that
+    /// ends a subscription goes to an id nobody waits for. A warning for the status when it
+    /// could not be opened.
+    pub(crate) fn open_listen(&self, body: String) -> Option<String> {
+        let me = self.me.upgrade()?;
+        let first = runtime().block_on(me.post_listen(&body));
+        let warning = match &first {
+            GetOpen::Up(_) => None,
+            GetOpen::Refused => Some("the server refused subscriptions/listen; its tool-list changes are seen only when its ttlMs runs out".to_string()),
+            GetOpen::Failed(e) => Some(format!(
+                "the subscriptions/listen stream could not be opened ({e}); tool-list changes may be missed until it reconnects"
+            )),
+        };
+        if let GetOpen::Refused = first {
+            return warning;
+        }
+        let task = runtime().spawn(async move { me.run_stream(first, Some(&body)).await });
+        if let Some(old) = lock(&self.get_stream).replace(task.abort_handle()) {
+            old.abort();
+        }
+        warning
+    }
+
+    /// One `subscriptions/listen` POST: an event stream is the subscription; a JSON answer (an
+    /// error, or a server that ends it at once) or another 4xx is a refusal.
+    async fn post_listen(&self, body: &str) -> GetOpen {
+        if let Err(e) = self.auth.before_send().await {
+            return GetOpen::Failed(e);
+        }
+        let post = super::protocol::Post {
+            body: body.to_string(),
+            id: None,
+            opens_session: false,
+            method: Some("subscriptions/listen".into()),
+            routing: None,
+            timeout: self.timeout,
+        };
+        let headers = match self.post_headers(&post, true) {
+            Ok(h) => h,
+            Err(e) => return GetOpen::Failed(e.explain(self.timeout)),
+        };
+        let req = self
+            .http
+            .post(self.url.clone())
+            .headers(headers)
+            .body(post.body);
+        let resp = match self.send_bounded(req).await {
+            Ok(r) => r,
+            Err(e) => return GetOpen::Failed(e),
+        };
+        let status = resp.status();
+        if status.is_success() && super::is_sse(&resp) {
+            GetOpen::Up(resp)
+        } else if status.is_server_error() || status.as_u16() == 401 {
+            GetOpen::Failed(format!("HTTP {status}"))
+        } else {
+            GetOpen::Refused
+        }
+    }
+
+    async fn run_get_stream(&self, first: GetOpen) {
+        self.run_stream(first, None).await
+    }
+
     /// The standalone stream's life (§5): read it; when it ends, reconnect after
     /// max(`retry:`, backoff) with jitter, the backoff doubling from 250 ms to 30 s and reset
     /// only by a stream that delivered a message; a server that refuses (4xx) is left alone.
-    async fn run_get_stream(&self, mut next: GetOpen) {
+    /// `listen`: the `subscriptions/listen` request that opens it again (MCP 2026-07-28), else a
+    /// GET.
+    async fn run_stream(&self, mut next: GetOpen, listen: Option<&str>) {
         let mut backoff = GET_BACKOFF_FLOOR;
         let mut retry = Duration::ZERO;
         while !self.is_closed() {
@@ -102,7 +167,10 @@ impl HttpTransport {
             if self.is_closed() {
                 return;
             }
-            next = self.open_get().await;
+            next = match listen {
+                Some(body) => self.post_listen(body).await,
+                None => self.open_get().await,
+            };
         }
     }
 }

@@ -201,7 +201,9 @@ async fn authorized(
             }
             Ok(Ok(r)) => r,
         };
-        super::async_client::note_nonce(&parts.auth, &resp);
+        parts
+            .auth
+            .note_nonce(super::header_text(&resp, "dpop-nonce"));
         let status = resp.status().as_u16();
         if status != 401 && status != 403 {
             return Ok(resp);

@@ -33,6 +33,11 @@ use state::Mode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+/// A response header's value as text (None when absent or not visible ASCII).
+pub(crate) fn header_text<'a>(resp: &'a reqwest::Response, name: &str) -> Option<&'a str> {
+    resp.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
 pub(crate) fn is_sse(resp: &reqwest::Response) -> bool {
     resp.headers()
         .get(CONTENT_TYPE)

@@ -423,6 +423,38 @@ impl Conn {
         keep && self.sock().set_read_timeout(None).is_ok()
     }
 
+    /// A modern `subscriptions/listen` (`--live`): an event stream that starts with the
+    /// acknowledgement and carries each list change, held until the client closes it.
+    fn listen(&mut self, id: Value) -> bool {
+        let Ok(clone) = self.sock().try_clone() else {
+            return false;
+        };
+        let stream = Arc::new(EventStream::new(clone));
+        let mut w = std::mem::take(&mut self.w);
+        w.clear();
+        sse_head(&mut w, None, false);
+        crate::wire::event_chunk(
+            &mut w,
+            crate::live::next_event_id(),
+            &crate::live::acknowledgement(&id),
+        );
+        let ok = crate::live::add_listener(id, stream.clone(), &w);
+        self.w = w;
+        if !ok {
+            return false;
+        }
+        let _ = self.sock().set_read_timeout(None);
+        loop {
+            match self.reader.fill_buf() {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                _ => break,
+            }
+        }
+        crate::live::remove_listener(&stream);
+        stream.abandon();
+        false
+    }
+
     fn delete(&mut self) -> bool {
         self.log(None, None, None);
         let Some(session) = self.session() else {
@@ -544,6 +576,9 @@ impl Conn {
         };
         if let Some(e) = early {
             return self.modern_error(400, &id, &e);
+        }
+        if method == "subscriptions/listen" && crate::live::enabled() {
+            return self.listen(id);
         }
         let session = session::ephemeral();
         self.serve_request(&session, true, |out, buf| {

@@ -10,6 +10,7 @@
 
 mod http;
 mod listing;
+mod live;
 mod modern;
 mod mrtr;
 mod net;
@@ -77,6 +78,13 @@ pub struct Opts {
     pub silent_on_discover: bool,
     /// Serve the Skills extension (SEP-2640): `skills/list`, `skills/get`, `resources/read`.
     pub skills: bool,
+    /// A tool list that changes (`toggle_tool`), log messages (`log`), and the notifications
+    /// of both eras for them (live.rs).
+    pub live: bool,
+    /// The modern era's `tools/list` `ttlMs` (default 0).
+    pub ttl_ms: u64,
+    /// Exit 3 at once, before reading anything, while this file exists.
+    pub crash_at_start_if: Option<String>,
 }
 
 const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra-tools N] \
@@ -85,7 +93,8 @@ const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra
 [--ignore-stdin-eof] [--ignore-sigterm] [--close-stdin-after-init] \
 [--stdout-close-after-init] [--print-pid-file PATH] [--hardening-tools] [--stdout-outlives-exit-ms N] \
 [--http ADDR [--tls-cert FILE --tls-key FILE]] [--log FILE] [--get-status CODE] [--get-close-after-ms N] [--get-retry MS] \
-[--sse-all] [--modern] [--dual] [--exit-on-discover] [--silent-on-discover] [--skills]";
+[--sse-all] [--modern] [--dual] [--exit-on-discover] [--silent-on-discover] [--skills] [--live] [--ttl-ms N] \
+[--crash-at-start-if PATH]";
 
 fn usage_error(msg: &str) -> ! {
     eprintln!("fixture: {msg}\n{USAGE}");
@@ -132,6 +141,9 @@ fn parse_opts() -> Opts {
         exit_on_discover: false,
         silent_on_discover: false,
         skills: false,
+        live: false,
+        ttl_ms: 0,
+        crash_at_start_if: None,
     };
     let (mut tls_cert, mut tls_key) = (None, None);
     let mut args = std::env::args().skip(1);
@@ -179,6 +191,9 @@ fn parse_opts() -> Opts {
             "--exit-on-discover" => o.exit_on_discover = true,
             "--silent-on-discover" => o.silent_on_discover = true,
             "--skills" => o.skills = true,
+            "--live" => o.live = true,
+            "--ttl-ms" => o.ttl_ms = num(&a, value(&a)),
+            "--crash-at-start-if" => o.crash_at_start_if = Some(value("--crash-at-start-if")),
             "-h" | "--help" => {
                 eprintln!("{USAGE}");
                 process::exit(0);
@@ -218,6 +233,12 @@ fn write_pid_file(path: &str) {
 
 fn main() {
     let o = OPTS.get_or_init(parse_opts);
+    if let Some(path) = &o.crash_at_start_if {
+        if std::path::Path::new(path).exists() {
+            eprintln!("fixture: crashing at start ({path} exists)");
+            process::exit(3);
+        }
+    }
     if o.ignore_sigterm {
         // SAFETY: installing SIG_IGN runs no handler code.
         unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };

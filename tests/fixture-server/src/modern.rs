@@ -120,7 +120,13 @@ pub fn progress_token(params: Option<&Value>) -> Option<Value> {
 fn discover_result() -> Value {
     json!({
         "supportedVersions": [VERSION],
-        "capabilities": if opts().skills { crate::skills::capabilities() } else { json!({"tools": {}}) },
+        "capabilities": if opts().skills {
+            crate::skills::capabilities()
+        } else if crate::live::enabled() {
+            json!({"tools": {"listChanged": true}, "logging": {}})
+        } else {
+            json!({"tools": {}})
+        },
         "resultType": "complete",
         "ttlMs": 0,
         "cacheScope": "private",
@@ -140,6 +146,8 @@ pub fn request(
     match method {
         "server/discover" => send_value_result(out, buf, &id, &discover_result()),
         "ping" => send_value_result(out, buf, &id, &json!({"resultType": "complete"})),
+        // stdio (HTTP holds the request's own stream open: http.rs).
+        "subscriptions/listen" if crate::live::enabled() => crate::live::listen_stdio(id),
         "tools/list" => {
             let out = Complete::new(out, true);
             crate::proto::tools_list(&out, buf, &id, params.as_ref());
@@ -209,7 +217,9 @@ impl<'a> Complete<'a> {
         out.extend_from_slice(prefix.as_bytes());
         out.extend_from_slice(br#""resultType":"complete""#);
         if self.listing {
-            out.extend_from_slice(br#","ttlMs":0,"cacheScope":"private""#);
+            out.extend_from_slice(
+                format!(r#","ttlMs":{},"cacheScope":"private""#, opts().ttl_ms).as_bytes(),
+            );
         }
         if !result.is_empty() {
             out.push(b',');

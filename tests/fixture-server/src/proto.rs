@@ -85,6 +85,9 @@ pub fn notification(state: &State, method: &str, params: Option<Value>) {
             }
         }
         "notifications/cancelled" => {
+            if let Some(rid) = params.as_ref().and_then(|p| p.get("requestId")) {
+                crate::live::cancelled(rid);
+            }
             let rid = params
                 .as_ref()
                 .and_then(|p| p.get("requestId"))
@@ -115,6 +118,9 @@ pub fn request(
         "ping" => send_raw_result(out, buf, &id, "{}"),
         "tools/list" => tools_list(out, buf, &id, params.as_ref()),
         "initialize" => initialize(out, state, buf, &id, params.as_ref(), line),
+        "logging/setLevel" if crate::live::enabled() => {
+            crate::live::set_level(out, buf, &id, params.as_ref())
+        }
         "server/discover"
             if opts().exit_on_discover && !state.initialized.load(Ordering::Relaxed) =>
         {
@@ -161,12 +167,17 @@ fn initialize(
             .unwrap_or_else(|| Value::String("2025-11-25".into())),
     };
     state.initialized.store(true, Ordering::Relaxed);
+    let caps = if crate::live::enabled() {
+        json!({"tools": {"listChanged": true}, "logging": {}})
+    } else {
+        json!({"tools": {"listChanged": false}})
+    };
     let result = json!({
         "protocolVersion": version,
         "capabilities": if o.skills {
             crate::skills::capabilities()
         } else {
-            json!({"tools": {"listChanged": false}})
+            caps
         },
         "serverInfo": {"name": o.name, "version": "1.0.0"}
     });
@@ -182,7 +193,16 @@ pub fn tools_list(out: &dyn Out, buf: &mut Vec<u8>, id: &Value, params: Option<&
         send_error(out, buf, id, -32603, "tools/list exploded");
         return;
     }
-    let tools = tool_list();
+    let live = if crate::live::enabled() {
+        crate::live::listing()
+    } else {
+        Vec::new()
+    };
+    let tools: Vec<&[u8]> = tool_list()
+        .iter()
+        .chain(live.iter())
+        .map(Vec::as_slice)
+        .collect();
     let total = tools.len();
     let (start, end, next): (usize, usize, Option<String>) = if o.repeat_cursor {
         let end = o.page_size.map_or(total, |n| n.min(total));

@@ -147,6 +147,17 @@ impl Session {
     }
 }
 
+/// `data` as an event on every session's standalone GET stream that is open (a notification
+/// to every legacy HTTP client: `--live`'s list changes).
+pub fn broadcast_get(data: &[u8]) {
+    let sessions: Vec<Arc<Session>> = lock(&SESSIONS).values().cloned().collect();
+    for s in sessions {
+        if let Some(get) = lock(&s.get).clone() {
+            get.send(data, s.next_event_id());
+        }
+    }
+}
+
 /// A response stream other threads write events to (the standalone GET).
 pub struct EventStream {
     sock: Mutex<Option<Stream>>,
@@ -163,7 +174,7 @@ impl EventStream {
         lock(&self.sock).is_some()
     }
 
-    fn write_raw(&self, bytes: &[u8]) -> bool {
+    pub fn write_raw(&self, bytes: &[u8]) -> bool {
         let mut sock = lock(&self.sock);
         let ok = match sock.as_mut() {
             Some(s) => s.write_all(bytes).is_ok(),

@@ -301,6 +301,9 @@ pub fn tools_call(
         .map(Value::take)
         .unwrap_or(Value::Null);
     let progress_token = crate::modern::progress_token(Some(&params));
+    if crate::live::enabled() && crate::live::call(out, buf, &id, &name, &args, &params) {
+        return None;
+    }
     match name.as_str() {
         "echo" => echo(out, buf, &id, &args),
         "add" => match add_numbers(&args) {

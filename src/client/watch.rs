@@ -1,0 +1,103 @@
+//! What one server's connections tell the client (issue 28), as the connection's
+//! [`Watcher`]: a changed tool list is listed again ([`super::refresh`]), a log message is
+//! handed to the host's event callback at or above `logLevel`, a connection that failed is
+//! brought back ([`super::restart`]). Called on the thread that read or failed (a reader), so
+//! nothing here waits: work goes to threads of its own, events to the bounded queue.
+
+use super::servers::Inner;
+use crate::config::LogLevel;
+use crate::conn::{Conn, RequestError, Watcher};
+use serde_json::Value;
+use std::sync::{Arc, Weak};
+
+/// Watches the connections of server `idx` of a client.
+pub(crate) struct SlotWatch {
+    pub(crate) inner: Weak<Inner>,
+    pub(crate) idx: usize,
+}
+
+impl SlotWatch {
+    /// Whether `conn` is the server's current connection (not an old one, nor one being
+    /// opened).
+    fn is_current(inner: &Inner, idx: usize, conn: &Conn) -> bool {
+        inner.slots[idx]
+            .lock()
+            .session
+            .as_ref()
+            .is_some_and(|s| std::ptr::eq(Arc::as_ptr(&s.conn), conn))
+    }
+}
+
+impl Watcher for SlotWatch {
+    fn notification(&self, conn: &Conn, method: &str, params: Option<Value>) {
+        let Some(inner) = self.inner.upgrade() else {
+            return;
+        };
+        if inner.is_closed() {
+            return;
+        }
+        match method {
+            "notifications/tools/list_changed" => super::refresh::request(&inner, self.idx),
+            "notifications/subscriptions/acknowledged" => {
+                // The first acknowledges the subscription opened at connect; one after it,
+                // the subscription opened again after a break: changes may have been missed.
+                let again = {
+                    let mut st = inner.slots[self.idx].lock();
+                    let current = st
+                        .session
+                        .as_ref()
+                        .is_some_and(|s| std::ptr::eq(Arc::as_ptr(&s.conn), conn));
+                    if current {
+                        st.acks += 1;
+                    }
+                    current && st.acks > 1
+                };
+                if again {
+                    super::refresh::request(&inner, self.idx);
+                }
+            }
+            "notifications/message" => log(&inner, self.idx, params),
+            _ => {}
+        }
+    }
+
+    fn failed(&self, conn: &Conn, why: &RequestError) {
+        if let Some(inner) = self.inner.upgrade() {
+            super::restart::on_failed(&inner, self.idx, conn, why);
+        }
+    }
+
+    fn renewed(&self, conn: &Conn) {
+        if let Some(inner) = self.inner.upgrade() {
+            if Self::is_current(&inner, self.idx, conn) {
+                super::refresh::request(&inner, self.idx);
+            }
+        }
+    }
+}
+
+/// A `notifications/message` (params `level`, `logger`, `data`) as a log event, when it is at
+/// or above the configured `logLevel` (a server that ignored `logging/setLevel` is filtered
+/// here; a level this client does not know is handed on).
+fn log(inner: &Inner, idx: usize, params: Option<Value>) {
+    if !inner.events.wanted() {
+        return;
+    }
+    let Some(Value::Object(mut p)) = params else {
+        return;
+    };
+    let level = p.get("level").and_then(Value::as_str).map(str::to_string);
+    let floor = inner.slots[idx].spec.as_ref().and_then(|s| s.log_level);
+    if let (Some(floor), Some(l)) = (floor, level.as_deref().and_then(LogLevel::parse)) {
+        if l < floor {
+            return;
+        }
+    }
+    let mut e = inner.event("log", idx);
+    e.insert("level".into(), level.map_or(Value::Null, Value::String));
+    if let Some(l) = p.swap_remove("logger").filter(Value::is_string) {
+        e.insert("logger".into(), l);
+    }
+    e.insert("data".into(), p.swap_remove("data").unwrap_or(Value::Null));
+    inner.send(idx, e);
+}
