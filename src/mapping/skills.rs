@@ -66,7 +66,8 @@ impl Entry {
             }
             Files::Listed(files) => files,
         };
-        let total: u64 = files.iter().map(|f| f.size).sum();
+        // Sizes are the server's: summed without wrapping.
+        let total = files.iter().fold(0u64, |t, f| t.saturating_add(f.size));
         if files.len() > MAX_FILES {
             return Some(format!(
                 "its entry lists {} files, more than the {MAX_FILES} a skill may have",
@@ -83,23 +84,36 @@ impl Entry {
 }
 
 /// A file of the skill named by its URI, or by a path relative to the skill's root (as its
-/// SKILL.md refers to its files: `references/FORMS.md`); `..`, `.` and empty segments are not
-/// followed.
+/// SKILL.md refers to its files: `references/FORMS.md`, `./references/FORMS.md`), resolved as a
+/// filesystem path would be (SEP-2640): `.` and empty segments dropped, `..` taken back within
+/// the root; an absolute path, or one that leaves the root, is refused.
 pub(crate) fn resolve(entry: &Entry, file: &str) -> Result<String, String> {
     if file.contains("://") {
         return Ok(file.to_string());
     }
-    let clean = !file.is_empty()
-        && file
-            .split('/')
-            .all(|s| !s.is_empty() && s != "." && s != "..");
-    if !clean {
-        return Err(format!(
-            "`{}` is neither a URI nor a plain path inside the skill",
+    let refused = || {
+        format!(
+            "`{}` is neither a URI nor a path inside the skill",
             cut(file)
-        ));
+        )
+    };
+    if file.starts_with('/') {
+        return Err(refused());
     }
-    Ok(format!("{}/{file}", entry.root()))
+    let mut kept: Vec<&str> = Vec::new();
+    for seg in file.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                kept.pop().ok_or_else(refused)?;
+            }
+            s => kept.push(s),
+        }
+    }
+    if kept.is_empty() {
+        return Err(refused());
+    }
+    Ok(format!("{}/{}", entry.root(), kept.join("/")))
 }
 
 /// Whether a server's capabilities declare the extension (an object, empty or with settings).
@@ -188,6 +202,8 @@ pub(crate) fn entry(v: &Value) -> Result<Entry, String> {
 
 fn files(items: &[Value], uri: &str, root: &str) -> Result<Vec<File>, String> {
     let mut out: Vec<File> = Vec::with_capacity(items.len());
+    // A listing may be large (one page up to maxMessageBytes): duplicates found in one pass.
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for (i, item) in items.iter().enumerate() {
         let f_uri = item
             .get("uri")
@@ -219,7 +235,7 @@ fn files(items: &[Value], uri: &str, root: &str) -> Result<Vec<File>, String> {
             .get("size")
             .and_then(Value::as_u64)
             .ok_or_else(|| format!("resources[{i}] has no `size` (a whole number of bytes)"))?;
-        if out.iter().any(|f| f.uri == f_uri) {
+        if !seen.insert(f_uri) {
             return Err(format!("resources lists `{}` twice", cut(f_uri)));
         }
         out.push(File {
@@ -381,6 +397,7 @@ pub(crate) fn frontmatter(text: &str) -> Result<Map<String, Value>, String> {
         at += line.len();
     }
     let yaml = &body[..end.ok_or("its YAML frontmatter has no closing `---` line")?];
+    shape_ok(yaml)?;
     let docs = yaml_rust2::YamlLoader::load_from_str(yaml)
         .map_err(|e| format!("its YAML frontmatter does not parse: {e}"))?;
     match docs.into_iter().next() {
@@ -389,6 +406,57 @@ pub(crate) fn frontmatter(text: &str) -> Result<Map<String, Value>, String> {
             Value::Object(m) => Ok(m),
             _ => Err("its YAML frontmatter is not a mapping".into()),
         },
+    }
+}
+
+/// Limits on a frontmatter, checked on the parser's events before any tree is built: the
+/// loader copies an alias's node wherever it is used (a kilobyte of nested aliases is 10^8
+/// nodes), and the tree is walked and dropped recursively (deep nesting would overflow the
+/// stack of the host's thread). A skill's frontmatter is a few fields; these are generous.
+const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+const MAX_YAML_DEPTH: usize = 64;
+const MAX_YAML_NODES: usize = 10_000;
+
+/// Refuses a frontmatter past the limits, or with an alias, before it is loaded: its events
+/// are pulled one by one (the parser's own `load` recurses per level, so it is not used), and
+/// the first limit passed ends the read.
+fn shape_ok(yaml: &str) -> Result<(), String> {
+    use yaml_rust2::parser::{Event, Parser};
+    if yaml.len() > MAX_FRONTMATTER_BYTES {
+        return Err(format!(
+            "its YAML frontmatter is {} bytes, more than the {MAX_FRONTMATTER_BYTES} read",
+            yaml.len()
+        ));
+    }
+    let mut parser = Parser::new_from_str(yaml);
+    let (mut depth, mut nodes) = (0usize, 0usize);
+    loop {
+        let (ev, _) = parser
+            .next_token()
+            .map_err(|e| format!("its YAML frontmatter does not parse: {e}"))?;
+        match ev {
+            Event::StreamEnd => return Ok(()),
+            Event::Alias(_) => {
+                return Err("its YAML frontmatter uses an alias (`*name`), which is not read: aliases can expand without bound".into())
+            }
+            Event::Scalar(..) => nodes += 1,
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                nodes += 1;
+                depth += 1;
+                if depth > MAX_YAML_DEPTH {
+                    return Err(format!(
+                        "its YAML frontmatter nests deeper than {MAX_YAML_DEPTH} levels"
+                    ));
+                }
+            }
+            Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if nodes > MAX_YAML_NODES {
+            return Err(format!(
+                "its YAML frontmatter has more than {MAX_YAML_NODES} values"
+            ));
+        }
     }
 }
 
@@ -570,6 +638,61 @@ mod tests {
         }
     }
 
+    /// A listing may be large (one page up to maxMessageBytes): an entry of 100,000 files is
+    /// read in one pass (a pairwise duplicate check took some 5·10^9 comparisons, minutes in a
+    /// debug build), and declined later for its count.
+    #[test]
+    fn a_huge_entry_is_read_in_linear_time() {
+        let mut v = listed(SKILL);
+        let d = digest(b"x");
+        let many: Vec<Value> = (0..100_000)
+            .map(
+                |i| json!({"uri": format!("skill://pdf-processing/f/{i}"), "digest": d, "size": 1}),
+            )
+            .collect();
+        v["resources"].as_array_mut().unwrap().extend(many);
+        let t0 = std::time::Instant::now();
+        let e = entry(&v).unwrap();
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            t0.elapsed()
+        );
+        assert!(e.declined().unwrap().contains("100002 files"));
+    }
+
+    /// A server's SKILL.md cannot exhaust memory or the stack through its frontmatter: the
+    /// loader would expand these aliases to 9^9 nodes, and walk and drop the nesting
+    /// recursively (each was an abort of the host before the limits).
+    #[test]
+    fn frontmatter_bombs_are_refused_before_loading() {
+        let mut laughs =
+            String::from("---\nname: x\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for i in 1..9 {
+            let p = i - 1;
+            laughs.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        laughs.push_str("---\n");
+        let why = frontmatter(&laughs).unwrap_err();
+        assert!(why.contains("uses an alias"), "{why}");
+        let deep = format!("---\nz:\n{}x\n---\n", "- ".repeat(100_000));
+        let why = frontmatter(&deep).unwrap_err();
+        assert!(why.contains("more than the 65536 read"), "{why}");
+        let nested = format!("---\nz: {}x{}\n---\n", "[".repeat(65), "]".repeat(65));
+        let why = frontmatter(&nested).unwrap_err();
+        assert!(why.contains("deeper than 64"), "{why}");
+        let block = format!("---\nz:\n{}x\n---\n", "- ".repeat(20_000));
+        let why = frontmatter(&block).unwrap_err();
+        assert!(why.contains("deeper than 64"), "{why}");
+        let wide = format!("---\nz: [{}]\n---\n", "1,".repeat(10_001));
+        let why = frontmatter(&wide).unwrap_err();
+        assert!(why.contains("more than 10000 values"), "{why}");
+        // An anchor that is never used is harmless, and read.
+        assert_eq!(frontmatter("---\nname: &n x\n---\n").unwrap()["name"], "x");
+    }
+
     #[test]
     fn invalid_entries_say_why() {
         let good = listed(SKILL);
@@ -614,7 +737,27 @@ mod tests {
             "skill://pdf-processing/references/FORMS.md"
         );
         assert_eq!(resolve(&e, "skill://x/y").unwrap(), "skill://x/y");
-        for bad in ["", "/etc/passwd", "../other/SKILL.md", "a//b", "./a"] {
+        let root = "skill://pdf-processing/";
+        for (path, file) in [
+            ("./references/FORMS.md", "references/FORMS.md"),
+            ("references/./FORMS.md", "references/FORMS.md"),
+            ("references//FORMS.md", "references/FORMS.md"),
+            ("assets/../references/FORMS.md", "references/FORMS.md"),
+        ] {
+            assert_eq!(
+                resolve(&e, path).unwrap(),
+                format!("{root}{file}"),
+                "{path}"
+            );
+        }
+        for bad in [
+            "",
+            ".",
+            "/etc/passwd",
+            "../other/SKILL.md",
+            "a/../../x",
+            "a/..",
+        ] {
             assert!(resolve(&e, bad).is_err(), "{bad}");
         }
     }
@@ -632,6 +775,11 @@ mod tests {
             .declined()
             .unwrap()
             .contains("more than the 16777216"));
+        // Sizes that would wrap a sum still add up to too much.
+        let mut v = listed(SKILL);
+        v["resources"][0]["size"] = json!(u64::MAX - 100);
+        v["resources"][1]["size"] = json!(200);
+        assert!(entry(&v).unwrap().declined().unwrap().contains("more than"));
     }
 
     #[test]

@@ -41,7 +41,7 @@ impl Session {
     }
 
     /// Whether the server declares the Skills extension in its capabilities. A modern server
-    /// whose probe was answered with an error has told none yet: it is asked once.
+    /// whose probe was answered with an error has told none yet: it is asked until it answers.
     pub(crate) fn offers_skills(&self) -> bool {
         if let Some(c) = lock(&self.capabilities).as_ref() {
             return sk::offered(c);
@@ -51,7 +51,10 @@ impl Session {
         }
         let caps = match self.value("server/discover", "", None) {
             Ok(v) if modern::is_discover_result(&v) => v.get("capabilities").cloned(),
-            _ => None,
+            // The server answered, and told nothing: it is not asked again.
+            Ok(_) | Err(RequestError::Rpc(_)) => None,
+            // No answer (a timeout, a lost connection): asked again next time.
+            Err(_) => return false,
         };
         let offered = caps.as_ref().is_some_and(sk::offered);
         *lock(&self.capabilities) = Some(caps.unwrap_or(Value::Null));
@@ -62,6 +65,7 @@ impl Session {
     /// skill loaded from an entry that the new listing changed is no longer loaded.
     pub(crate) fn list_skills(&self) -> std::result::Result<Listing, String> {
         let mut entries: Vec<Entry> = Vec::new();
+        let mut uris: HashSet<String> = HashSet::new();
         let mut warnings = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();
         let mut cursor: Option<String> = None;
@@ -78,9 +82,12 @@ impl Session {
                 .map_err(|why| self.not_found(self.failed_in("skills/list", &why)).message)?;
             for e in page.entries {
                 match e {
-                    // A repeated page lists an entry once.
-                    Ok(e) if entries.iter().all(|o| o.uri != e.uri) => entries.push(e),
-                    Ok(_) => {}
+                    // A repeated page lists an entry once (a set: a listing may be large).
+                    Ok(e) => {
+                        if uris.insert(e.uri.clone()) {
+                            entries.push(e);
+                        }
+                    }
                     Err(why) => warnings.push(self.spec.secrets().mask(&why)),
                 }
             }
@@ -102,6 +109,7 @@ impl Session {
     /// skill is refused and nothing of it is returned.
     pub(crate) fn get_skill(&self, uri: &str) -> Result<String> {
         let listed = lock(&self.skills).listed.get(uri).cloned();
+        let from_listing = listed.is_some();
         let entry = match listed {
             Some(e) => e,
             None => self.skill_entry(uri)?,
@@ -140,7 +148,14 @@ impl Session {
             out.insert("mimeType".into(), Value::String(m.clone()));
         }
         out.insert("text".into(), Value::String(text));
-        lock(&self.skills).loaded.insert(uri.to_string(), entry);
+        // Loaded only if no listing that ran meanwhile changed or dropped its entry (such a
+        // listing unloads the skill; its files are then read after loading it again).
+        let mut held = lock(&self.skills);
+        let current = held.listed.get(uri);
+        if current == Some(&entry) || (current.is_none() && !from_listing) {
+            held.loaded.insert(uri.to_string(), entry);
+        }
+        drop(held);
         Ok(crate::json::to_text(&Value::Object(out)))
     }
 

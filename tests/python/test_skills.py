@@ -124,6 +124,10 @@ def test_a_good_skill_and_its_supporting_files(fx):
     # Listing again with the same entries keeps the skills loaded.
     ok(c, "tn_list_skills")
     assert ok(c, "tn_read_skill_file", "fx", PDF, "references/FORMS.md")["text"] == "Supporting content.\n"
+    # Paths as a SKILL.md writes them resolve as a filesystem path would (SEP-2640).
+    for path in ["./references/FORMS.md", "assets/../references/FORMS.md"]:
+        got = ok(c, "tn_read_skill_file", "fx", PDF, path)
+        assert got["uri"] == "skill://pdf-processing/references/FORMS.md", (path, got)
 
 
 @pytest.mark.parametrize("name, why", [
@@ -176,8 +180,9 @@ def test_a_uri_the_entry_does_not_list_is_refused_without_a_request(fx):
         ("references/SECRET.md", "`skill://pdf-processing/references/SECRET.md` is not listed in the resources of "
                                  "skill `%s` (server `fx`): refused, nothing was requested" % PDF),
         ("skill://tampered-file/references/NOTES.md", "is not listed in the resources"),
-        ("../tampered-file/SKILL.md", "is neither a URI nor a plain path inside the skill"),
-        ("/etc/passwd", "is neither a URI nor a plain path inside the skill"),
+        ("../tampered-file/SKILL.md", "is neither a URI nor a path inside the skill"),
+        ("/etc/passwd", "is neither a URI nor a path inside the skill"),
+        ("assets/../../x", "is neither a URI nor a path inside the skill"),
     ]:
         msg = refused(c, "tn_read_skill_file", "fx", PDF, f)
         assert says in msg, (f, msg)
