@@ -19,6 +19,7 @@ mod proto;
 mod session;
 mod skills;
 mod stdio;
+mod tasks;
 mod tools;
 mod util;
 mod wire;
@@ -77,6 +78,8 @@ pub struct Opts {
     pub silent_on_discover: bool,
     /// Serve the Skills extension (SEP-2640): `skills/list`, `skills/get`, `resources/read`.
     pub skills: bool,
+    /// Tool calls as tasks (issue 29): MCP 2025-11-25 tasks, and SEP-2663 in 2026-07-28.
+    pub tasks: bool,
 }
 
 const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra-tools N] \
@@ -85,7 +88,7 @@ const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra
 [--ignore-stdin-eof] [--ignore-sigterm] [--close-stdin-after-init] \
 [--stdout-close-after-init] [--print-pid-file PATH] [--hardening-tools] [--stdout-outlives-exit-ms N] \
 [--http ADDR [--tls-cert FILE --tls-key FILE]] [--log FILE] [--get-status CODE] [--get-close-after-ms N] [--get-retry MS] \
-[--sse-all] [--modern] [--dual] [--exit-on-discover] [--silent-on-discover] [--skills]";
+[--sse-all] [--modern] [--dual] [--exit-on-discover] [--silent-on-discover] [--skills] [--tasks]";
 
 fn usage_error(msg: &str) -> ! {
     eprintln!("fixture: {msg}\n{USAGE}");
@@ -132,6 +135,7 @@ fn parse_opts() -> Opts {
         exit_on_discover: false,
         silent_on_discover: false,
         skills: false,
+        tasks: false,
     };
     let (mut tls_cert, mut tls_key) = (None, None);
     let mut args = std::env::args().skip(1);
@@ -179,6 +183,7 @@ fn parse_opts() -> Opts {
             "--exit-on-discover" => o.exit_on_discover = true,
             "--silent-on-discover" => o.silent_on_discover = true,
             "--skills" => o.skills = true,
+            "--tasks" => o.tasks = true,
             "-h" | "--help" => {
                 eprintln!("{USAGE}");
                 process::exit(0);
