@@ -10,6 +10,8 @@ mod probe;
 mod rounds;
 mod skills;
 mod suspend;
+mod tasks;
+mod trust;
 
 pub(crate) use suspend::Start;
 pub(crate) use suspend::{decode as decode_resume, Continue, Resume};
@@ -81,6 +83,10 @@ pub(crate) struct Session {
     with_resolver: bool,
     /// Modern HTTP: each tool's `x-mcp-header` arguments (argument, header), §6.
     header_params: HashMap<String, Vec<(String, String)>>,
+    /// Each tool's `execution.taskSupport` where it is not `forbidden` (issue 29).
+    task_support: HashMap<String, tasks::TaskSupport>,
+    /// Each tool's `outputSchema`, compiled (issue 29).
+    output_schemas: HashMap<String, std::sync::Arc<jsonschema::Validator>>,
     /// Serialises renewing an expired HTTP session (§5).
     renewing: Mutex<()>,
     /// Closed while a session is renewed: new requests wait, bounded by the timeout.
@@ -218,6 +224,8 @@ fn start(spec: &ServerSpec, live: Option<LiveBridge>) -> Result<Session, StartEr
         era_reason: String::new(),
         with_resolver,
         header_params: HashMap::new(),
+        task_support: HashMap::new(),
+        output_schemas: HashMap::new(),
         renewing: Mutex::new(()),
         hold: Gate::default(),
         capabilities: Mutex::new(None),
@@ -354,6 +362,7 @@ impl Session {
                 _ => break,
             }
         }
+        self.learn_tools(&tools);
         if modern && matches!(self.spec.endpoint, Endpoint::Remote { .. }) {
             tools.retain(|t| {
                 let name = t.name().unwrap_or_default();

@@ -26,6 +26,20 @@ pub(super) fn envelope(with_resolver: bool, progress_token: Option<u64>) -> Stri
     s
 }
 
+/// The envelope of a task call and its `tasks/*` requests: the client capabilities also
+/// declare the Tasks extension (SEP-2663, issue 29).
+pub(super) fn task_envelope(with_resolver: bool, progress_token: Option<u64>) -> String {
+    let plain = envelope(with_resolver, progress_token);
+    let caps = r#""io.modelcontextprotocol/clientCapabilities":{"#;
+    let ext = format!(
+        r#"{caps}"extensions":{{"{}":{{}}}},"#,
+        super::tasks::EXTENSION
+    );
+    let with_ext = plain.replacen(caps, &ext, 1);
+    // `{…,}` when the capabilities were empty: drop the comma.
+    with_ext.replace(",}", "}")
+}
+
 /// `server/discover` params: the envelope and nothing else (§6).
 pub(super) fn discover_params(with_resolver: bool) -> String {
     format!(r#"{{"_meta":{{{}}}}}"#, envelope(with_resolver, None))

@@ -1,0 +1,159 @@
+//! Results a host can trust (issue 29): `maxResultBytes` (past it an isError naming the limit,
+//! or with `"resultOverflow":"truncate"` the output cut with a note and `metadata.truncated`)
+//! and `structuredContent` checked against the tool's `outputSchema` (JSON Schema 2020-12, the
+//! `jsonschema` crate; `outputValidation` `warn` notes `metadata.outputSchemaErrors`, `strict`
+//! is an isError naming the schema, `off` checks nothing).
+
+use super::tasks::TaskSupport;
+use super::Session;
+use crate::config::{OutputValidation, Overflow};
+use crate::mapping::listing::ListedTool;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// The most schema errors one result lists.
+const MAX_SCHEMA_ERRORS: usize = 10;
+
+impl Session {
+    /// Notes each listed tool's `execution.taskSupport` and compiles its `outputSchema`; a
+    /// schema that does not compile is a warning in the status, and that tool is not checked.
+    pub(super) fn learn_tools(&mut self, tools: &[ListedTool]) {
+        self.task_support.clear();
+        self.output_schemas.clear();
+        for t in tools {
+            let m = t.to_map();
+            let Some(name) = m.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let support = TaskSupport::of(&m);
+            if support != TaskSupport::Forbidden {
+                self.task_support.insert(name.to_string(), support);
+            }
+            if self.spec.output_validation == OutputValidation::Off {
+                continue;
+            }
+            if let Some(schema) = m.get("outputSchema").filter(|s| s.is_object()) {
+                match jsonschema::validator_for(schema) {
+                    Ok(v) => {
+                        self.output_schemas.insert(name.to_string(), Arc::new(v));
+                    }
+                    Err(e) => self.warnings.push(format!(
+                        "tool `{name}`: its outputSchema is not a valid JSON Schema ({e}); its results are not checked"
+                    )),
+                }
+            }
+        }
+    }
+
+    /// A `tools/call` response line as a ToolResult (§1) under the size limit and the output
+    /// schema; Err is the JSON-RPC error the server answered.
+    pub(super) fn shape_result(&self, remote: &str, line: &str) -> Result<String, Value> {
+        let max = self.spec.max_result_bytes;
+        let over = line.len() > max;
+        if over && self.spec.result_overflow == Overflow::Error {
+            // The error is still the server's when it answered one.
+            crate::json::rpc::result_value(line)?;
+            return Ok(crate::mapping::shape::failure(&format!(
+                "server `{}`: tools/call `{remote}`: the result is {} bytes, over maxResultBytes ({max}); it was dropped",
+                self.spec.name,
+                line.len()
+            )));
+        }
+        let shaped = crate::mapping::shape::from_response(line)?;
+        let shaped = match self.output_schemas.get(remote) {
+            Some(v) => self.check_output(remote, line, &shaped, v)?,
+            None => shaped,
+        };
+        Ok(if over {
+            cut(&shaped, max, line.len())
+        } else {
+            shaped
+        })
+    }
+
+    fn check_output(
+        &self,
+        remote: &str,
+        line: &str,
+        shaped: &str,
+        v: &jsonschema::Validator,
+    ) -> Result<String, Value> {
+        let result = crate::json::rpc::result_value(line)?;
+        if result.get("isError") == Some(&Value::Bool(true)) {
+            return Ok(shaped.to_string());
+        }
+        let errors: Vec<String> = match result.get("structuredContent") {
+            None | Some(Value::Null) => {
+                vec![
+                    "the tool declares an outputSchema but its result has no structuredContent"
+                        .into(),
+                ]
+            }
+            Some(sc) => v
+                .iter_errors(sc)
+                .take(MAX_SCHEMA_ERRORS)
+                .map(|e| {
+                    let at = e.instance_path().to_string();
+                    if at.is_empty() {
+                        e.to_string()
+                    } else {
+                        format!("{at}: {e}")
+                    }
+                })
+                .collect(),
+        };
+        if errors.is_empty() {
+            return Ok(shaped.to_string());
+        }
+        Ok(match self.spec.output_validation {
+            OutputValidation::Strict => crate::mapping::shape::failure(&format!(
+                "server `{}`: tools/call `{remote}`: the structuredContent does not match the tool's outputSchema: {}",
+                self.spec.name,
+                errors.join("; ")
+            )),
+            _ => with_metadata(
+                shaped,
+                "outputSchemaErrors",
+                Value::Array(errors.into_iter().map(Value::String).collect()),
+            ),
+        })
+    }
+}
+
+/// `result` with `metadata[key] = value` (other members kept).
+fn with_metadata(result: &str, key: &str, value: Value) -> String {
+    let Ok(Value::Object(mut r)) = serde_json::from_str::<Value>(result) else {
+        return result.to_string();
+    };
+    let meta = r
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(m) = meta {
+        m.insert(key.into(), value);
+    }
+    crate::json::to_text(&Value::Object(r))
+}
+
+/// The output cut to `max` bytes (at a character boundary) with a note, and
+/// `metadata.truncated = {"bytes": <the result's size>, "limit": max}`.
+fn cut(result: &str, max: usize, bytes: usize) -> String {
+    let Ok(Value::Object(mut r)) = serde_json::from_str::<Value>(result) else {
+        return result.to_string();
+    };
+    if let Some(Value::String(o)) = r.get_mut("output") {
+        let mut end = max.min(o.len());
+        while !o.is_char_boundary(end) {
+            end -= 1;
+        }
+        o.truncate(end);
+        o.push_str(&format!(
+            "\n[cut: the result was {bytes} bytes, over maxResultBytes ({max})]"
+        ));
+    }
+    let r = crate::json::to_text(&Value::Object(r));
+    with_metadata(
+        &r,
+        "truncated",
+        serde_json::json!({"bytes": bytes, "limit": max}),
+    )
+}
