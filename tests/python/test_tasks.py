@@ -251,3 +251,38 @@ def test_optional_task_follows_the_tasks_key(tmp_path, http, connect):  # noqa: 
     # auto: an asynchronous call goes as a task.
     call = c.start("fx_task_optional", '{"text":"hi"}', progress=False)
     assert json.loads(call.wait(30))["output"] == "task: hi"
+
+
+# ---------------------------------------------------------------- a published tasks server
+
+EV = os.path.join(REPO, ".cache", "peers", "npm", "node_modules", "@modelcontextprotocol", "server-everything",
+                  "dist", "index.js")
+
+
+@pytest.mark.skipif(not os.path.exists(EV), reason="scripts/install-peers.sh installs server-everything")
+def test_server_everything_research_task_async_then_asking(connect):
+    """server-everything's `simulate-research-query` (taskSupport required, 2025-11-25 tasks,
+    four stages of 1 s; `ambiguous` asks on the tasks/result stream)."""
+    seen = []
+
+    def fn(request_json, responder):
+        r = json.loads(request_json)
+        seen.append(r)
+        choice = r["data"]["schema"]["properties"]["interpretation"]["oneOf"][0]["const"]
+        tnlib.answer(responder, json.dumps({"ok": True, "data": {"interpretation": choice}}))
+        return tnlib.TN_OK
+
+    resolver = tnlib.Resolver(fn)
+    c = connect({"mcpServers": {"ev": {"command": ["node", EV, "stdio"]}}}, resolver)
+    call = c.start("ev_simulate-research-query", json.dumps({"topic": "python"}))
+    assert call.status == tnlib.TN_OK, call.error
+    r = json.loads(call.wait(60))
+    assert not r["isError"] and r["output"].startswith("# Research Report: python"), r
+    stages = [json.loads(p)["task"].get("statusMessage") for p, _, _ in call.progress]
+    assert stages[:4] == ["Gathering sources...", "Analyzing content...", "Synthesizing findings...",
+                          "Generating report..."], stages
+    assert json.loads(call.progress[-1][0])["task"]["status"] == "completed"
+    r = json.loads(c.result("ev_simulate-research-query", json.dumps({"topic": "python", "ambiguous": True})))
+    assert len(seen) == 1, seen
+    choice = seen[0]["data"]["schema"]["properties"]["interpretation"]["oneOf"][0]["const"]
+    assert not r["isError"] and ("**Clarification**: %s" % choice) in r["output"], r["output"][:400]
