@@ -156,6 +156,22 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn the_task_envelope_declares_the_extension_with_and_without_a_resolver() {
+        for with in [false, true] {
+            let v: Value =
+                serde_json::from_str(&format!("{{{}}}", task_envelope(with, Some(7)))).unwrap();
+            let caps = &v["io.modelcontextprotocol/clientCapabilities"];
+            assert_eq!(
+                caps["extensions"],
+                json!({"io.modelcontextprotocol/tasks": {}}),
+                "{v}"
+            );
+            assert_eq!(caps.get("elicitation").is_some(), with, "{v}");
+            assert_eq!(v["progressToken"], json!(7));
+        }
+    }
+
+    #[test]
     fn probe_answers_are_recognised() {
         assert!(is_discover_result(
             &json!({"supportedVersions":["2026-07-28"]})

@@ -566,3 +566,58 @@ enum TaskAsk {
     Suspended(Vec<SavedRequest>),
     Ends(String),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn task_support_is_read_from_execution_and_absent_is_forbidden() {
+        let of = |v: Value| TaskSupport::of(v.as_object().unwrap());
+        assert_eq!(
+            of(json!({"execution": {"taskSupport": "required"}})),
+            TaskSupport::Required
+        );
+        assert_eq!(
+            of(json!({"execution": {"taskSupport": "optional"}})),
+            TaskSupport::Optional
+        );
+        assert_eq!(
+            of(json!({"execution": {"taskSupport": "forbidden"}})),
+            TaskSupport::Forbidden
+        );
+        assert_eq!(of(json!({"name": "x"})), TaskSupport::Forbidden);
+        assert_eq!(
+            of(json!({"execution": {"taskSupport": 7}})),
+            TaskSupport::Forbidden
+        );
+    }
+
+    #[test]
+    fn poll_interval_takes_either_era_name_bounded() {
+        assert_eq!(
+            poll_interval(&json!({"pollInterval": 250})),
+            Duration::from_millis(250)
+        );
+        assert_eq!(
+            poll_interval(&json!({"pollIntervalMilliseconds": 5000})),
+            Duration::from_secs(5)
+        );
+        assert_eq!(poll_interval(&json!({"pollIntervalMs": 0})), MIN_POLL);
+        assert_eq!(
+            poll_interval(&json!({"pollInterval": 86_400_000})),
+            MAX_POLL
+        );
+        assert_eq!(poll_interval(&json!({})), DEFAULT_POLL);
+    }
+
+    #[test]
+    fn status_defaults_to_working() {
+        assert_eq!(
+            status_of(&json!({"status": "input_required"})),
+            "input_required"
+        );
+        assert_eq!(status_of(&json!({})), "working");
+    }
+}

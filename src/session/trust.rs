@@ -157,3 +157,31 @@ fn cut(result: &str, max: usize, bytes: usize) -> String {
         serde_json::json!({"bytes": bytes, "limit": max}),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_keeps_a_char_boundary_and_says_so() {
+        let r = crate::mapping::shape::failure("");
+        let r = r.replace(r#""output":"""#, r#""output":"ééé""#);
+        let c: Value = serde_json::from_str(&cut(&r, 3, 99)).unwrap();
+        let out = c["output"].as_str().unwrap();
+        assert!(
+            out.starts_with("é\n[cut: the result was 99 bytes, over maxResultBytes (3)]"),
+            "{out}"
+        );
+        assert_eq!(
+            c["metadata"]["truncated"],
+            serde_json::json!({"bytes": 99, "limit": 3})
+        );
+    }
+
+    #[test]
+    fn with_metadata_keeps_what_is_there() {
+        let r = r#"{"output":"x","isError":false,"metadata":{"parts":[1]}}"#;
+        let v: Value = serde_json::from_str(&with_metadata(r, "k", Value::Bool(true))).unwrap();
+        assert_eq!(v["metadata"], serde_json::json!({"parts": [1], "k": true}));
+    }
+}
