@@ -348,7 +348,7 @@ impl Session {
                 .min(deadline)
                 .min(total_end);
             while Instant::now() < wake {
-                if ctl.state.is_some_and(|st| st.is_cancelled()) {
+                if ctl.state.is_some_and(|st| st.is_cancelled()) || self.conn.is_dead() {
                     break;
                 }
                 std::thread::sleep(CANCEL_LOOK.min(wake.saturating_duration_since(Instant::now())));
@@ -388,9 +388,10 @@ impl Session {
         ctl: &CallCtl<'_>,
     ) -> Option<String> {
         match e {
-            RequestError::Closed => None,
             RequestError::Cancelled => Some(self.cancel_task(remote, task, ctl)),
-            RequestError::Lost(_) | RequestError::SessionExpired(_) => {
+            // A disconnect or a lost connection ends the wait, not the task: the host gets
+            // the token that collects it later (issue 29).
+            RequestError::Closed | RequestError::Lost(_) | RequestError::SessionExpired(_) => {
                 let obj = serde_json::json!({"taskId": task.id, "status": "working"});
                 Some(self.task_pending(remote, task, &obj, &[]))
             }

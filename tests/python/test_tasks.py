@@ -286,3 +286,23 @@ def test_server_everything_research_task_async_then_asking(connect):
     assert len(seen) == 1, seen
     choice = seen[0]["data"]["schema"]["properties"]["interpretation"]["oneOf"][0]["const"]
     assert not r["isError"] and ("**Clarification**: %s" % choice) in r["output"], r["output"][:400]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_disconnect_ends_the_wait_with_a_pending(tmp_path, http, connect, era):  # noqa: F811
+    """tn_disconnect during an asynchronous task call: done fires before it returns, with a
+    pending naming the task (the wait ends, not the task), promptly despite a long poll."""
+    c, sent, spec = connect_fx(connect, tmp_path, http, "http", era)
+    call = c.start("fx_task_slow", '{"ms":5000,"steps":1}', progress=False)
+    deadline = time.time() + 30
+    while "tasks/get" not in methods(sent) and time.time() < deadline:
+        time.sleep(0.02)
+    t0 = time.time()
+    c.disconnect()
+    assert time.time() - t0 < 5
+    r = json.loads(call.wait(1))
+    pending = r["metadata"]["pending"]
+    assert not r["isError"] and pending["task"]["status"] == "working", r
+    other = connect({"mcpServers": {"fx": spec}})
+    st, text = other.resume(pending["resume"], "{}")
+    assert st == tnlib.TN_OK and json.loads(text)["output"] == "slow task done after 1 steps", text
