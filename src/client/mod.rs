@@ -18,6 +18,7 @@ use std::sync::Arc;
 mod async_calls;
 mod calling;
 mod skills;
+mod tasks;
 
 pub use calling::{Done, Progress};
 

@@ -95,6 +95,64 @@ impl Session {
         .then(|| result.clone())
     }
 
+    /// `tasks/list`, every page (issue 29): `{"server","tasks":[…]}`. Only a handshake-era server
+    /// whose capabilities declare `tasks.list` has one (SEP-2663 removed it).
+    pub(crate) fn list_tasks(&self) -> crate::error::Result<String> {
+        use crate::error::{Error, ErrorKind};
+        let name = &self.spec.name;
+        let listed = self.era == Era::Legacy
+            && lock(&self.capabilities)
+                .as_ref()
+                .is_some_and(|c| c.pointer("/tasks/list").is_some());
+        if !listed {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!(
+                    "server `{name}` does not list its tasks (tasks/list is declared by capabilities.tasks.list in MCP 2025-11-25; MCP 2026-07-28 has none)"
+                ),
+            ));
+        }
+        let mut tasks = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..super::MAX_PAGES {
+            let params = match &cursor {
+                Some(c) => {
+                    let mut p = String::from(r#"{"cursor":"#);
+                    crate::json::rpc::push_json_string(&mut p, c);
+                    p.push('}');
+                    Some(p)
+                }
+                None => None,
+            };
+            let (reply, _) = self.request(&Req::plain(
+                "tasks/list",
+                params.as_deref(),
+                self.spec.timeout,
+            ));
+            let page = reply
+                .and_then(|l| crate::json::rpc::result_value(&l).map_err(RequestError::Rpc))
+                .map_err(|e| {
+                    Error::new(
+                        ErrorKind::NotFound,
+                        format!("server `{name}`: tasks/list failed: {}", self.explain(&e)),
+                    )
+                })?;
+            if let Some(Value::Array(a)) = page.get("tasks") {
+                tasks.extend(a.iter().cloned());
+            }
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(c) if !c.is_empty() && cursor.as_deref() != Some(c) => {
+                    cursor = Some(c.to_string())
+                }
+                _ => break,
+            }
+        }
+        let mut m = Map::new();
+        m.insert("server".into(), Value::String(name.clone()));
+        m.insert("tasks".into(), Value::Array(tasks));
+        Ok(crate::json::to_text(&Value::Object(m)))
+    }
+
     /// Whether the server offers tasks for `tools/call`: `capabilities.tasks.requests.tools.call`
     /// (2025-11-25) or the Tasks extension (SEP-2663).
     pub(crate) fn offers_tasks(&self) -> bool {

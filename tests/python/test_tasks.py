@@ -306,3 +306,20 @@ def test_disconnect_ends_the_wait_with_a_pending(tmp_path, http, connect, era): 
     other = connect({"mcpServers": {"fx": spec}})
     st, text = other.resume(pending["resume"], "{}")
     assert st == tnlib.TN_OK and json.loads(text)["output"] == "slow task done after 1 steps", text
+
+
+def test_list_tasks_where_the_server_lists_them(tmp_path, http, connect):  # noqa: F811
+    for era in ("legacy", "modern"):
+        (tmp_path / era).mkdir()
+        c, sent, _ = connect_fx(connect, tmp_path / era, http, "stdio", era)
+        call = c.start("fx_task_slow", '{"ms":200,"steps":1}', progress=False)
+        call.wait(30)
+        st, text = c.skills("tn_list_tasks", "fx")
+        if era == "legacy":
+            assert st == tnlib.TN_OK, text
+            listed = json.loads(text)
+            assert listed["server"] == "fx" and [t["status"] for t in listed["tasks"]] == ["completed"], listed
+        else:
+            assert st == tnlib.TN_ERR_NOT_FOUND and "2026-07-28" in text, text
+    st, text = c.skills("tn_list_tasks", "nope")
+    assert st == tnlib.TN_ERR_NOT_FOUND and "nope" in text, text
