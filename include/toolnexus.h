@@ -352,6 +352,16 @@ tn_status tn_get_skill(tn_client *client, const char *server, const char *uri, c
  */
 tn_status tn_read_skill_file(tn_client *client, const char *server, const char *skill_uri, const char *file, char **file_json_out);
 
+/*
+ `{"server","tasks":[<Task>…]}`: server `server`'s `tasks/list`, every page (MCP 2025-11-25;
+ a server that lists none, or an MCP 2026-07-28 one, is `TN_ERR_NOT_FOUND` naming why).
+
+ # Safety
+ `server` is NULL or a NUL-terminated string; `tasks_json_out` is NULL or writable. `client`
+ is any value (a handle, not dereferenced).
+ */
+tn_status tn_list_tasks(const tn_client *client, const char *server, char **tasks_json_out);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

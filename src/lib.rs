@@ -12,7 +12,7 @@
 //! |---|---|
 //! | `ffi/` | the exported `tn_*` functions, the panic guard, C strings, the C resolver, handles |
 //! | `client/` | many servers from one config: order, isolation, names, collisions, statuses (§2–§3); `calling`: calls by name, cancel, resume; `async_calls`: the call pool (§7); `skills`: Skills across the servers (SEP-2640); issue 28: `servers` (each server's slot, the shared tool `index` swapped whole), `restart`, `refresh`, `watch` (what a connection tells the client), `events` (the host's event callback and its bounded queue) |
-//! | `session/` | one server's MCP lifecycle (§3, §5, §6): the era policy (`era`) and probe (`probe`), the handshake (`legacy`), MCP 2026-07-28 (`modern`), a call's rounds (`rounds`: MRTR, -32042, timeouts), what a cancel ends (`call_state`), durable suspension (`suspend`), one server's skills (`skills`) |
+//! | `session/` | one server's MCP lifecycle (§3, §5, §6): the era policy (`era`) and probe (`probe`), the handshake (`legacy`), MCP 2026-07-28 (`modern`), a call's rounds (`rounds`: MRTR, -32042, timeouts), what a cancel ends (`call_state`), durable suspension (`suspend`), one server's skills (`skills`), a call as a task (`tasks`, issue 29), result size and `outputSchema` checks (`trust`) |
 //! | `host/` | the host's side: resolver and bounds, the one re-entrancy guard, a server's own requests answered inline (`server_requests`), a round's question (`question`), the browser step of a login (`login`), SEP-1034 (`sep1034`) (§4, §8) |
 //! | `conn/` | one connection's bookkeeping: ids, pending calls, progress, waking callers; `pause_clock`: call timers that pause while the host is asked (§4) |
 //! | `request` | what one request is, how long it may take, its reply and routing headers |

@@ -612,6 +612,40 @@ static void test_events() {
   c.close();
 }
 
+// Tasks (issue 29): a required-task tool's result like any call, its status changes with their
+// resume token on on_progress, a wait that ends while the task works gives a pending carrying the
+// task, and resume collects it.
+static void test_tasks() {
+  tn::Client c(R"({"mcpServers":{"fx":{"command":[)" + tn::detail::quote(fixture) +
+               R"(,"--dual","--tasks"],"protocol":"modern"}}})");
+  std::mutex mu;
+  std::vector<tn::Progress> seen;
+  tn::CallOptions o;
+  o.on_progress = [&](const tn::Progress &p) {
+    std::lock_guard<std::mutex> g(mu);
+    seen.push_back(p);
+  };
+  auto r = c.call("fx_task_slow", R"({"ms":300,"steps":3})", o);
+  CHECK(!r.is_error && r.output == "slow task done after 3 steps", r.json);
+  {
+    std::lock_guard<std::mutex> g(mu);
+    bool ok = !seen.empty() && has(seen.front().task, R"("status":"working")") &&
+              has(seen.back().task, R"("status":"completed")");
+    for (auto &p : seen)
+      if (!p.task.empty()) ok = ok && p.resume.rfind("tn1.", 0) == 0;
+    CHECK(ok, "task statuses: " << seen.size());
+  }
+  tn::CallOptions quick;
+  quick.timeout = std::chrono::milliseconds(200);
+  r = c.call("fx_task_slow", R"({"ms":1200,"steps":1})", quick);
+  auto p = r.pending();
+  CHECK(!r.is_error && p && has(p->task, R"("status":"working")"), r.json);
+  if (p) {
+    auto done = c.resume(p->resume, "{}");
+    CHECK(!done.is_error && done.output == "slow task done after 1 steps", done.json);
+  }
+}
+
 int main(int argc, char **argv) {
   self_exe = argv[0];
   if (argc == 5 && std::string(argv[1]) == "--resume") return resume_main(argv[2], argv[3], argv[4]);
@@ -633,6 +667,7 @@ int main(int argc, char **argv) {
     test_suspend_and_resume();
     test_skills();
     test_events();
+    test_tasks();
   } catch (const std::exception &e) {
     ++failures;
     std::cerr << "uncaught: " << e.what() << "\n";

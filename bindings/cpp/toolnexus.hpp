@@ -343,6 +343,9 @@ using Resolver = std::function<Answer(const Request &)>;
 struct Pending {
   std::vector<Request> requests;
   std::string resume, json;
+  // A call that became a task (issue 29): {"taskId","status"} as JSON, else empty; resume(p.resume,
+  // "{}") collects it, nothing run again.
+  std::string task;
 };
 
 // A §0.1 ToolResult. metadata is raw JSON or empty; json the library's exact text.
@@ -375,6 +378,9 @@ struct Progress {
   double progress = 0;
   std::optional<double> total;
   std::string message, json;
+  // A task's status change (issue 29): task is {"taskId","status","statusMessage"?} as JSON and
+  // resume the token that collects the task later; both empty for a plain progress report.
+  std::string task, resume;
 };
 
 // Options of call_async (and call): timeout replaces the server's timeout for this call (an
@@ -503,6 +509,8 @@ inline Progress parse_progress(const char *text) {
     if (kv.first == "progress") p.progress = std::stod(kv.second);
     else if (kv.first == "total") p.total = std::stod(kv.second);
     else if (kv.first == "message") p.message = as_string(kv.second);
+    else if (kv.first == "task") p.task = kv.second;
+    else if (kv.first == "resume") p.resume = as_string(kv.second);
   }
   return p;
 }
@@ -561,6 +569,7 @@ inline std::optional<Pending> ToolResult::pending() const {
     p.json = kv.second;
     for (auto &f : detail::members(p.json)) {
       if (f.first == "resume") p.resume = detail::as_string(f.second);
+      else if (f.first == "task") p.task = f.second;
       else if (f.first == "requests")
         for (auto &q : detail::elements(f.second)) p.requests.push_back(detail::parse_request(q.c_str(), nullptr));
     }

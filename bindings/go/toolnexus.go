@@ -413,6 +413,16 @@ type Result struct {
 type Pending struct {
 	Requests []Request `json:"-"`
 	Resume   string    `json:"resume"`
+	// Task is set when the call became a task whose wait ended while it works (issue 29):
+	// Client.Resume(p.Resume, "{}") collects it, nothing run again.
+	Task *TaskStatus `json:"task,omitempty"`
+}
+
+// TaskStatus is a task's id and status (issue 29).
+type TaskStatus struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
 }
 
 // Pending is the call's pending when a resolver suspended it (Suspend), else nil.
@@ -424,12 +434,13 @@ func (r *Result) Pending() *Pending {
 		Pending *struct {
 			Requests []json.RawMessage `json:"requests"`
 			Resume   string            `json:"resume"`
+			Task     *TaskStatus       `json:"task"`
 		} `json:"pending"`
 	}
 	if json.Unmarshal(r.Metadata, &m) != nil || m.Pending == nil {
 		return nil
 	}
-	p := &Pending{Resume: m.Pending.Resume}
+	p := &Pending{Resume: m.Pending.Resume, Task: m.Pending.Task}
 	for _, raw := range m.Pending.Requests {
 		q := Request{JSON: string(raw)}
 		if json.Unmarshal(raw, &q) != nil {
@@ -591,7 +602,10 @@ type Progress struct {
 	Progress float64 `json:"progress"`
 	Total    float64 `json:"total,omitempty"` // 0 when the server did not say
 	Message  string  `json:"message,omitempty"`
-	JSON     string  `json:"-"`
+	// A task's status change (issue 29): its status, and the token that collects it later.
+	Task   *TaskStatus `json:"task,omitempty"`
+	Resume string      `json:"resume,omitempty"`
+	JSON   string      `json:"-"`
 }
 
 // CallOption is an option of Call: WithTimeout, WithProgress.

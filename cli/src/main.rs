@@ -72,6 +72,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Continue a call from its resume token: a suspended question (with the answers, a JSON
+    /// object keyed by Request id) or a task a `call` left running (issue 29).
+    Resume {
+        /// The token (`metadata.pending.resume`, or what `call` printed on Ctrl-C).
+        token: String,
+        /// The answers, a JSON object (default `{}`).
+        answers: Option<String>,
+        /// Print the whole ToolResult as JSON instead of its output text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Each server's status: connected (with its tool count), disabled, or failed and why.
     Status {
         /// Print the statuses as the library reports them (JSON).
@@ -142,6 +153,11 @@ fn main() -> ExitCode {
         Command::Call { tool, args, json } => {
             with_client(&cli.config, |c| call(c, &tool, args.as_deref(), json))
         }
+        Command::Resume {
+            token,
+            answers,
+            json,
+        } => with_client(&cli.config, |c| resume(c, &token, answers.as_deref(), json)),
         Command::Status { json } => with_client(&cli.config, |c| status(c, json)),
         Command::Skills { json, action } => with_client(&cli.config, |c| skills(c, json, action)),
         Command::Watch { json } => watch::run(&cli.config, json),
@@ -247,30 +263,53 @@ fn call(client: &Client, tool: &str, args: Option<&str>, json: bool) -> Result<E
         }
     }
     // Through an asynchronous call so that the server's progress can be shown: on a terminal
-    // one line on stderr, redrawn in place and cleared before the result (§7).
+    // one line on stderr, redrawn in place and cleared before the result (§7); a task's status
+    // the same way, its resume token kept for Ctrl-C (issue 29).
     let show = std::io::stderr().is_terminal();
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let (tx, rx) = std::sync::mpsc::channel::<Option<String>>();
     let drawn = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let resume = std::sync::Arc::new(std::sync::Mutex::new(None::<String>));
     let d = drawn.clone();
-    let progress: Option<toolnexus::Progress> = show.then(|| {
-        Box::new(move |p: &str| {
-            if let Ok(Value::Object(p)) = serde_json::from_str::<Value>(p) {
+    let r = resume.clone();
+    let progress: toolnexus::Progress = Box::new(move |p: &str| {
+        let Ok(Value::Object(p)) = serde_json::from_str::<Value>(p) else {
+            return;
+        };
+        if let Some(token) = p.get("resume").and_then(Value::as_str) {
+            *r.lock().unwrap_or_else(|e| e.into_inner()) = Some(token.to_string());
+        }
+        if !show {
+            return;
+        }
+        let msg = p.get("message").and_then(Value::as_str).unwrap_or("");
+        match p.get("task") {
+            Some(t) => {
+                let status = t.get("status").and_then(Value::as_str).unwrap_or("");
+                let what = t.get("statusMessage").and_then(Value::as_str).unwrap_or("");
+                eprint!("\r\x1b[2K[task {status}] {what}");
+            }
+            None => {
                 let n = p.get("progress").map(|v| v.to_string()).unwrap_or_default();
                 let of = p.get("total").map(|t| format!("/{t}")).unwrap_or_default();
-                let msg = p.get("message").and_then(Value::as_str).unwrap_or("");
                 eprint!("\r\x1b[2K[{n}{of}] {msg}");
-                d.store(true, std::sync::atomic::Ordering::Relaxed);
             }
-        }) as toolnexus::Progress
+        }
+        d.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let interrupt = tx.clone();
+    // Ctrl-C: a call that became a task keeps running on the server; its resume token is
+    // printed (`toolnexus resume TOKEN` collects it) and the command exits 130.
+    let _ = ctrlc::set_handler(move || {
+        let _ = interrupt.send(None);
     });
     let started = client.call_tool_async(
         tool,
         args,
         None,
         Box::new(move |r| {
-            let _ = tx.send(r);
+            let _ = tx.send(Some(r));
         }),
-        progress,
+        Some(progress),
         |_| {},
     );
     if let Err(e) = started {
@@ -287,7 +326,33 @@ fn call(client: &Client, tool: &str, args: Option<&str>, json: bool) -> Result<E
     if drawn.load(std::sync::atomic::Ordering::Relaxed) {
         eprint!("\r\x1b[2K");
     }
-    let v: Value = serde_json::from_str(&result).map_err(|e| {
+    let Some(result) = result else {
+        match resume.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(token) => {
+                eprintln!("toolnexus: interrupted; the task goes on on the server. Collect its result with:");
+                eprintln!("toolnexus resume {token}");
+            }
+            None => eprintln!("toolnexus: interrupted"),
+        }
+        return Ok(ExitCode::from(130));
+    };
+    print_result(&result, json)
+}
+
+/// Continues a call from its resume token (a suspended question, or a task, issue 29).
+fn resume(
+    client: &Client,
+    token: &str,
+    answers: Option<&str>,
+    json: bool,
+) -> Result<ExitCode, Fail> {
+    let result = client.resume(token, answers.unwrap_or("{}"))?;
+    print_result(&result, json)
+}
+
+/// Prints a ToolResult (its output, or the JSON); exit 1 when it is an error.
+fn print_result(result: &str, json: bool) -> Result<ExitCode, Fail> {
+    let v: Value = serde_json::from_str(result).map_err(|e| {
         Fail(format!(
             "the library returned a result that is not JSON: {e}"
         ))

@@ -1,4 +1,4 @@
-//! The `toolnexus` command end to end: `tools`, `call`, `status`, `skills` against the fixture server
+//! The `toolnexus` command end to end: `tools`, `call` (Ctrl-C on a task prints its resume token), `resume`, `status`, `skills`, `watch` against the fixture server
 //! (target/debug/tn-fixture-server, or $TN_FIXTURE; `cargo build --workspace` builds it), a
 //! question declined without a terminal, and `bridge` over every shared parity vector and every
 //! provider vector. The terminal form itself is tested through a pty by scripts/test-dist.sh.
@@ -673,4 +673,65 @@ fn watch_json_prints_the_statuses_then_each_event_and_ends_on_sigterm() {
     signal(watch.0.id(), "-TERM");
     assert!(exit_code(&mut watch).success());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 29: Ctrl-C during a call that became a task prints the task's resume token (exit 130)
+/// and leaves the task running on the server; `toolnexus resume TOKEN`, a second process,
+/// collects its result. The server is the fixture over HTTP (a stdio child ends with its host).
+#[cfg(unix)]
+#[test]
+fn call_interrupted_prints_the_task_token_and_resume_collects_it() {
+    use std::io::{BufRead, BufReader};
+    let dir = std::env::temp_dir().join(format!("tn-cli-tasks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("server.log");
+    let _ = std::fs::remove_file(&log);
+    let mut server = Command::new(fixture())
+        .args(["--http", "127.0.0.1:0", "--tasks", "--log"])
+        .arg(&log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.split_whitespace().last().unwrap().to_string();
+    let config = serde_json::json!({"mcpServers": {"fx": {"url": url}}});
+    std::fs::write(dir.join("mcp.json"), config.to_string()).unwrap();
+    let child = Command::new(EXE)
+        .args(["call", "fx_task_slow", r#"{"ms":4000,"steps":4}"#])
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupted once the library polls the task (so the token exists), within 60 s.
+    let polled = || std::fs::read_to_string(&log).is_ok_and(|l| l.contains("tasks/get"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !polled() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(polled(), "the task was never polled");
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let token = err
+        .lines()
+        .find_map(|l| l.strip_prefix("toolnexus resume "))
+        .unwrap_or_else(|| panic!("no resume token printed: {err}"))
+        .to_string();
+    assert!(token.starts_with("tn1."), "{token}");
+    let out = run(&dir, &["resume", &token]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "slow task done after 4 steps\n");
 }

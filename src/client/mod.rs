@@ -23,6 +23,7 @@ mod refresh;
 mod restart;
 mod servers;
 mod skills;
+mod tasks;
 mod watch;
 
 pub use calling::{Done, Progress};

@@ -257,6 +257,69 @@ pub struct ServerSpec {
     /// `logLevel` (issue 28): the least severe log message asked of the server; None: the
     /// server's own choice (legacy) or none at all (MCP 2026-07-28 sends none unless asked).
     pub(crate) log_level: Option<LogLevel>,
+    /// When a tool call goes as a task (`tasks`, issue 29).
+    pub tasks: TasksMode,
+    /// The largest result a call hands back (`maxResultBytes`, issue 29), and what happens past it
+    /// (`resultOverflow`).
+    pub max_result_bytes: usize,
+    pub result_overflow: Overflow,
+    /// Whether `structuredContent` is checked against the tool's `outputSchema` (issue 29).
+    pub output_validation: OutputValidation,
+}
+
+/// `"tasks"` (issue 29): a tool whose `execution.taskSupport` is `optional` is called as a task
+/// `always`, `never`, or (`auto`) when the call is asynchronous or its timeout is long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TasksMode {
+    #[default]
+    Auto,
+    Never,
+    Always,
+}
+
+/// `"resultOverflow"` (issue 29): a result over `maxResultBytes` is an isError naming the limit
+/// (`error`), or its output is cut to the limit with a note and `metadata.truncated`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Overflow {
+    #[default]
+    Error,
+    Truncate,
+}
+
+/// `"outputValidation"` (issue 29): a mismatch is noted in `metadata.outputSchemaErrors`
+/// (`warn`), is an isError naming the schema (`strict`), or nothing is checked (`off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputValidation {
+    #[default]
+    Warn,
+    Strict,
+    Off,
+}
+
+/// The largest result by default (issue 29): 16 MiB.
+pub(crate) const DEFAULT_MAX_RESULT_BYTES: usize = 16 * 1024 * 1024;
+
+/// One of `choices` for key `key` (absent or null: the first).
+fn choice(
+    o: &Map<String, Value>,
+    key: &str,
+    choices: &[&str],
+) -> std::result::Result<usize, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(0),
+        Some(Value::String(s)) if choices.contains(&s.as_str()) => {
+            Ok(choices.iter().position(|c| c == s).unwrap_or(0))
+        }
+        Some(v) => Err(format!(
+            "`{key}` must be one of {}, got {}",
+            choices
+                .iter()
+                .map(|c| format!("\"{c}\""))
+                .collect::<Vec<_>>()
+                .join(", "),
+            crate::json::to_text(v)
+        )),
+    }
 }
 
 impl ServerSpec {
@@ -423,6 +486,32 @@ fn parse_entry_inner(
                     crate::json::to_text(v)
                 )
             })?),
+        },
+        tasks: match choice(o, "tasks", &["auto", "never", "always"])? {
+            1 => TasksMode::Never,
+            2 => TasksMode::Always,
+            _ => TasksMode::Auto,
+        },
+        max_result_bytes: match o.get("maxResultBytes") {
+            None | Some(Value::Null) => DEFAULT_MAX_RESULT_BYTES,
+            Some(v) => match v.as_u64() {
+                Some(n) if n > 0 => n.min(usize::MAX as u64) as usize,
+                _ => {
+                    return Err(format!(
+                        "`maxResultBytes` must be a positive integer, got {}",
+                        crate::json::to_text(v)
+                    ))
+                }
+            },
+        },
+        result_overflow: match choice(o, "resultOverflow", &["error", "truncate"])? {
+            1 => Overflow::Truncate,
+            _ => Overflow::Error,
+        },
+        output_validation: match choice(o, "outputValidation", &["warn", "strict", "off"])? {
+            1 => OutputValidation::Strict,
+            2 => OutputValidation::Off,
+            _ => OutputValidation::Warn,
         },
     }))
 }

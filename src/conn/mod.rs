@@ -54,6 +54,9 @@ struct Pending {
     waiters: HashMap<u64, Arc<Waiter>>,
     /// progressToken → the request it belongs to (the current round's).
     progress_routes: HashMap<u64, u64>,
+    /// Progress of a task's call between its polls (issue 29): token -> notes held until the
+    /// waiting call takes them.
+    held_progress: HashMap<u64, Vec<String>>,
     /// Set once; every later request fails at once with it.
     dead: Option<RequestError>,
 }
@@ -117,6 +120,7 @@ impl Conn {
             pending: Mutex::new(Pending {
                 waiters: HashMap::new(),
                 progress_routes: HashMap::new(),
+                held_progress: HashMap::new(),
                 dead: None,
             }),
             next_id: AtomicU64::new(1),
@@ -556,25 +560,42 @@ impl Conn {
         let Some(token) = params.swap_remove("progressToken").and_then(|t| t.as_u64()) else {
             return;
         };
-        let p = lock(&self.pending);
+        let mut p = lock(&self.pending);
         let Some(w) = p
             .progress_routes
             .get(&token)
             .and_then(|id| p.waiters.get(id))
         else {
+            if let Some(held) = p.held_progress.get_mut(&token) {
+                held.push(progress_note(params));
+            }
             return;
         };
         let clock: &PauseClock = w.clock.as_deref().unwrap_or(&self.pause);
         let now = clock.active().as_nanos().min(u64::MAX as u128) as u64;
         w.last_progress.store(now, Ordering::Release);
-        let mut note = serde_json::Map::new();
-        for key in ["progress", "total", "message"] {
-            if let Some(v) = params.swap_remove(key) {
-                note.insert(key.into(), v);
-            }
-        }
-        lock(&w.progress).push(crate::json::to_text(&Value::Object(note)));
+        lock(&w.progress).push(progress_note(params));
         w.thread.unpark();
+    }
+
+    /// Holds `token`'s progress while no request of it is in flight (a task's wait between
+    /// polls, issue 29), until [`Conn::release_progress`].
+    pub(crate) fn hold_progress(&self, token: u64) {
+        lock(&self.pending).held_progress.entry(token).or_default();
+    }
+
+    /// The progress held for `token` since the last take, in arrival order.
+    pub(crate) fn take_progress(&self, token: u64) -> Vec<String> {
+        lock(&self.pending)
+            .held_progress
+            .get_mut(&token)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Stops holding `token`'s progress.
+    pub(crate) fn release_progress(&self, token: u64) {
+        lock(&self.pending).held_progress.remove(&token);
     }
 
     /// Files one inbound line, which arrived on the stream of request `carrier` (HTTP: an
@@ -628,6 +649,17 @@ impl Conn {
             }
         }
     }
+}
+
+/// The note a progress callback gets: `progress`, `total`, `message` (§7).
+fn progress_note(mut params: serde_json::Map<String, Value>) -> String {
+    let mut note = serde_json::Map::new();
+    for key in ["progress", "total", "message"] {
+        if let Some(v) = params.swap_remove(key) {
+            note.insert(key.into(), v);
+        }
+    }
+    crate::json::to_text(&Value::Object(note))
 }
 
 /// What the transports file here (issue 24: they know this trait, not the connection).

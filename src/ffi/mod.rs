@@ -10,6 +10,7 @@ pub mod guard;
 pub mod resolver;
 pub mod skills;
 pub mod strings;
+pub mod tasks;
 
 use crate::error::Error;
 use crate::{pure, responder};

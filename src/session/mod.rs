@@ -10,6 +10,8 @@ mod probe;
 mod rounds;
 mod skills;
 mod suspend;
+mod tasks;
+mod trust;
 
 pub(crate) use suspend::Start;
 pub(crate) use suspend::{decode as decode_resume, Continue, Resume};
@@ -82,6 +84,11 @@ pub(crate) struct Session {
     /// Modern HTTP: each tool's `x-mcp-header` arguments (argument, header), §6; replaced
     /// whole by each listing (issue 28: a refresh may change them).
     header_params: RwLock<HashMap<String, Vec<(String, String)>>>,
+    /// Each tool's `execution.taskSupport` where it is not `forbidden` (issue 29); replaced
+    /// whole by each listing.
+    task_support: RwLock<HashMap<String, tasks::TaskSupport>>,
+    /// Each tool's `outputSchema`, compiled (issue 29); replaced whole by each listing.
+    output_schemas: RwLock<HashMap<String, std::sync::Arc<jsonschema::Validator>>>,
     /// MCP 2026-07-28: the DiscoverResult said `capabilities.tools.listChanged` (issue 28).
     lists_changes: AtomicBool,
     /// Who learns of this server's notifications and end, and what ends an opening early.
@@ -313,6 +320,8 @@ fn start(
         era_reason: String::new(),
         with_resolver,
         header_params: RwLock::default(),
+        task_support: RwLock::default(),
+        output_schemas: RwLock::default(),
         lists_changes: AtomicBool::new(false),
         hooks: hooks.clone(),
         shut: AtomicBool::new(false),
@@ -505,6 +514,7 @@ impl Session {
                 _ => break,
             }
         }
+        self.learn_tools(&tools, &mut warnings);
         if modern && matches!(self.spec.endpoint, Endpoint::Remote { .. }) {
             let mut routed = HashMap::new();
             tools.retain(|t| {

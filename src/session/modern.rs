@@ -38,6 +38,24 @@ pub(super) fn envelope(
     s
 }
 
+/// The envelope of a task call and its `tasks/*` requests: the client capabilities also
+/// declare the Tasks extension (SEP-2663, issue 29).
+pub(super) fn task_envelope(
+    with_resolver: bool,
+    progress_token: Option<u64>,
+    log: Option<crate::config::LogLevel>,
+) -> String {
+    let plain = envelope(with_resolver, progress_token, log);
+    let caps = r#""io.modelcontextprotocol/clientCapabilities":{"#;
+    let ext = format!(
+        r#"{caps}"extensions":{{"{}":{{}}}},"#,
+        super::tasks::EXTENSION
+    );
+    let with_ext = plain.replacen(caps, &ext, 1);
+    // `{…,}` when the capabilities were empty: drop the comma.
+    with_ext.replace(",}", "}")
+}
+
 /// `server/discover` params: the envelope and nothing else (§6).
 pub(super) fn discover_params(with_resolver: bool, log: Option<crate::config::LogLevel>) -> String {
     format!(r#"{{"_meta":{{{}}}}}"#, envelope(with_resolver, None, log))
@@ -171,6 +189,23 @@ pub(super) fn encode(v: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_task_envelope_declares_the_extension_with_and_without_a_resolver() {
+        for with in [false, true] {
+            let v: Value =
+                serde_json::from_str(&format!("{{{}}}", task_envelope(with, Some(7), None)))
+                    .unwrap();
+            let caps = &v["io.modelcontextprotocol/clientCapabilities"];
+            assert_eq!(
+                caps["extensions"],
+                json!({"io.modelcontextprotocol/tasks": {}}),
+                "{v}"
+            );
+            assert_eq!(caps.get("elicitation").is_some(), with, "{v}");
+            assert_eq!(v["progressToken"], json!(7));
+        }
+    }
 
     #[test]
     fn probe_answers_are_recognised() {

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 pub(crate) const MAX_ROUNDS: u32 = 10;
 
 /// How one round of questions ended.
-enum Round {
+pub(super) enum Round {
     /// Every question answered: `inputResponses` as JSON text.
     Answered(String),
     /// A question was suspended (§6): the Requests of the round and what resuming needs.
@@ -50,6 +50,12 @@ impl Session {
         let idle = ctl.timeout.unwrap_or(self.spec.timeout);
         // maxTotalTimeout spans every round, less the time the host took to answer (§7).
         let mut spent = Duration::ZERO;
+        if let Some(t) = start.task.clone() {
+            // A resumed task (issue 29): polled again, nothing re-run.
+            let obj = serde_json::json!({"taskId": t.id, "status": "working"});
+            return self.wait_task(remote, obj, ctl, token, &mut start);
+        }
+        let as_task = self.call_as_task(remote, ctl);
         let routing = (self.era == Era::Modern).then(|| {
             let params = crate::util::read(&self.header_params);
             let params = params.get(remote).map_or(&[][..], |p| p);
@@ -60,7 +66,7 @@ impl Session {
                 // Cancelled before this request went out: nothing is sent (§7).
                 return Some(self.cancelled(remote));
             }
-            let params = self.call_params(remote, args_json, token, &start);
+            let params = self.call_params(remote, args_json, token, &start, as_task);
             let limits = Limits {
                 idle,
                 total: self.spec.max_total_timeout.saturating_sub(spent),
@@ -171,6 +177,15 @@ impl Session {
                 };
                 match result.get("resultType").and_then(Value::as_str) {
                     None | Some("complete") => {}
+                    Some("task") if as_task => match self.created_task(&result) {
+                        Some(t) => return self.wait_task(remote, t, ctl, token, &mut start),
+                        None => {
+                            return Some(self.fail(
+                                remote,
+                                "the server answered resultType `task` without a taskId",
+                            ))
+                        }
+                    },
                     Some("input_required") => {
                         start.rounds += 1;
                         if start.rounds > MAX_ROUNDS {
@@ -210,12 +225,20 @@ impl Session {
                     }
                 }
             }
+            if as_task && self.era == Era::Legacy && line.contains("\"task\"") {
+                if let Some(t) = crate::json::rpc::result_value(&line)
+                    .ok()
+                    .and_then(|r| self.created_task(&r))
+                {
+                    return self.wait_task(remote, t, ctl, token, &mut start);
+                }
+            }
             if let Some(st) = ctl.state {
                 if !st.decide() {
                     return Some(self.cancelled(remote));
                 }
             }
-            return match crate::mapping::shape::from_response(&line) {
+            return match self.shape_result(remote, &line) {
                 Ok(r) => Some(asked_line(r)),
                 Err(e) => self
                     .shape_failure(remote, RequestError::Rpc(e), limits)
@@ -226,7 +249,14 @@ impl Session {
 
     /// The `tools/call` params: name, arguments, `_meta` (progressToken; the envelope in the
     /// modern era) and a retry's `inputResponses`/`requestState`.
-    fn call_params(&self, remote: &str, args_json: &str, token: u64, start: &Start) -> String {
+    fn call_params(
+        &self,
+        remote: &str,
+        args_json: &str,
+        token: u64,
+        start: &Start,
+        as_task: bool,
+    ) -> String {
         let mut p = String::with_capacity(remote.len() + args_json.len() + 96);
         p.push_str(r#"{"name":"#);
         crate::json::rpc::push_json_string(&mut p, remote);
@@ -234,11 +264,12 @@ impl Session {
         p.push_str(args_json);
         if self.era == Era::Modern {
             p.push_str(r#","_meta":{"#);
-            p.push_str(&modern::envelope(
-                self.with_resolver || start.resumed,
-                Some(token),
-                self.spec.log_level,
-            ));
+            let with_resolver = self.with_resolver || start.resumed;
+            p.push_str(&if as_task {
+                modern::task_envelope(with_resolver, Some(token), self.spec.log_level)
+            } else {
+                modern::envelope(with_resolver, Some(token), self.spec.log_level)
+            });
             p.push('}');
             if let Some(r) = &start.input_responses {
                 p.push_str(r#","inputResponses":"#);
@@ -252,6 +283,9 @@ impl Session {
             p.push_str(r#","_meta":{"progressToken":"#);
             p.push_str(&token.to_string());
             p.push('}');
+            if as_task {
+                p.push_str(&self.task_params());
+            }
         }
         p.push('}');
         p
@@ -259,7 +293,7 @@ impl Session {
 
     /// One MRTR round (§6): each `inputRequests` entry, in key order, handed to the resolver
     /// as a §10 Request; a round with only `requestState` is retried at once.
-    fn mrtr_round(&self, result: &Value, ctl: &CallCtl<'_>, resumed: bool) -> Round {
+    pub(super) fn mrtr_round(&self, result: &Value, ctl: &CallCtl<'_>, resumed: bool) -> Round {
         let questions: Vec<(String, Map<String, Value>)> = match result.get("inputRequests") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Object(m)) => {
@@ -473,7 +507,7 @@ impl Session {
         }
     }
 
-    fn fail(&self, remote: &str, why: &str) -> String {
+    pub(super) fn fail(&self, remote: &str, why: &str) -> String {
         crate::mapping::shape::failure(&self.spec.secrets().mask(&format!(
             "server `{}`: tools/call `{remote}` failed: {why}",
             self.spec.name

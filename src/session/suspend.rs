@@ -13,6 +13,19 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// The task a call became: its id and the server's latest `requestState` (SEP-2663).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(crate) struct TaskRef {
+    #[serde(rename = "taskId")]
+    pub(crate) id: String,
+    #[serde(
+        rename = "requestState",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
+    pub(crate) request_state: Option<String>,
+}
+
 /// Where a call (re)starts: a fresh call, or a resumed one (§6).
 #[derive(Default)]
 pub(crate) struct Start {
@@ -26,6 +39,8 @@ pub(crate) struct Start {
     /// A resumed call: it advertises elicitation as its first attempt did, and on a client
     /// without a resolver a new question becomes a new pending (c-api.md "Suspended calls").
     pub(crate) resumed: bool,
+    /// The task the call became (issue 29): a resumed one is polled again, nothing re-run.
+    pub(crate) task: Option<TaskRef>,
 }
 
 /// One suspended question: its §10 Request, and what answering it needs.
@@ -70,6 +85,9 @@ struct Token {
     #[serde(default)]
     kind: String,
     requests: Vec<TokenRequest>,
+    /// The task a call became (`kind` "task", issue 29): its id and `requestState`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    task: Option<TaskRef>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -101,6 +119,7 @@ pub(crate) fn pending_result(p: &Pending<'_>) -> String {
         round: p.rounds,
         request_state: p.request_state.map(str::to_string),
         kind: if p.url_step { "url" } else { "mrtr" }.into(),
+        task: None,
         requests: p
             .requests
             .iter()
@@ -151,6 +170,7 @@ pub(crate) struct Resume {
     request_state: Option<String>,
     url_step: bool,
     requests: Vec<TokenRequest>,
+    task: Option<TaskRef>,
 }
 
 /// Decodes `token`; anything malformed or foreign is invalid input (c-api.md).
@@ -175,7 +195,7 @@ pub(crate) fn decode(token: &str) -> Result<Resume> {
         "modern" => Era::Modern,
         _ => return Err(bad("unknown era")),
     };
-    if t.requests.is_empty() {
+    if t.requests.is_empty() && t.task.is_none() {
         return Err(bad("it names no question"));
     }
     Ok(Resume {
@@ -188,6 +208,7 @@ pub(crate) fn decode(token: &str) -> Result<Resume> {
         request_state: t.request_state,
         url_step: t.kind == "url",
         requests: t.requests,
+        task: t.task,
     })
 }
 
@@ -253,6 +274,7 @@ impl Resume {
                 rounds: self.rounds,
                 url_retry: true,
                 resumed: true,
+                task: self.task.clone(),
                 ..Start::default()
             }
         } else {
@@ -262,7 +284,91 @@ impl Resume {
                 request_state: self.request_state.clone(),
                 url_retry: false,
                 resumed: true,
+                task: self.task.clone(),
             }
         }))
     }
+}
+
+/// The resume token of a call that became a task (issue 29): the server, the tool, the era, the
+/// task's id and `requestState`, and the Requests of a suspended question. No arguments (the
+/// task is never run again) and no secret.
+pub(crate) fn task_token(
+    s: &super::Session,
+    tool: &str,
+    task: &TaskRef,
+    requests: &[SavedRequest],
+) -> String {
+    let token = Token {
+        v: 1,
+        server: s.spec.name.clone(),
+        tool: tool.to_string(),
+        arguments: serde_json::value::RawValue::from_string("{}".into()).unwrap_or_default(),
+        era: era_name(s.era).into(),
+        protocol_version: s.protocol_version.clone(),
+        round: 0,
+        request_state: None,
+        kind: "task".into(),
+        requests: requests
+            .iter()
+            .map(|r| TokenRequest {
+                id: r.id.clone(),
+                key: r.key.clone(),
+                params: r.params.clone(),
+            })
+            .collect(),
+        task: Some(task.clone()),
+    };
+    let json = serde_json::to_string(&token).unwrap_or_default();
+    format!(
+        "tn1.{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+    )
+}
+
+/// The ToolResult of a wait that ended while the task works, or with its question suspended
+/// (issue 29): isError false, `metadata.pending = {task, requests, resume}`.
+pub(crate) fn task_pending_result(
+    s: &super::Session,
+    tool: &str,
+    task: &TaskRef,
+    status: &str,
+    requests: &[SavedRequest],
+) -> String {
+    let mut output = if requests.is_empty() {
+        format!(
+            "The task `{}` is still {status} on the server; the call is suspended (resume it to collect the result).",
+            task.id
+        )
+    } else {
+        String::from("The server asked for input; the call is suspended.")
+    };
+    let mut reqs = Vec::new();
+    for r in requests {
+        let req: Value = serde_json::from_str(&r.request_json).unwrap_or(Value::Null);
+        output.push('\n');
+        output.push_str(req.get("prompt").and_then(Value::as_str).unwrap_or(""));
+        if let Some(url) = req.get("url").and_then(Value::as_str) {
+            output.push(' ');
+            output.push_str(url);
+        }
+        reqs.push(req);
+    }
+    let mut t = Map::new();
+    t.insert("taskId".into(), Value::String(task.id.clone()));
+    t.insert("status".into(), Value::String(status.to_string()));
+    let mut pending = Map::new();
+    pending.insert("requests".into(), Value::Array(reqs));
+    pending.insert("task".into(), Value::Object(t));
+    pending.insert(
+        "resume".into(),
+        Value::String(task_token(s, tool, task, requests)),
+    );
+    let mut metadata = Map::new();
+    metadata.insert("pending".into(), Value::Object(pending));
+    let mut result = Map::new();
+    result.insert("output".into(), Value::String(output));
+    result.insert("isError".into(), Value::Bool(false));
+    result.insert("metadata".into(), Value::Object(metadata));
+    crate::json::to_text(&Value::Object(result))
 }

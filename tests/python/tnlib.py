@@ -103,6 +103,7 @@ SIGNATURES = {
     "tn_get_skill": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
     "tn_read_skill_file": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, _OUT]),
     "tn_set_event_callback": (c_int32, [c_void_p, EVENT, c_void_p]),
+    "tn_list_tasks": (c_int32, [c_void_p, c_char_p, _OUT]),
     # Debug-only test hook (c-api.md "Debug-only"): panics inside the guard, returns
     # TN_ERR_PANIC. Exported by debug builds alone; missing from a release build.
     "tn_debug_force_panic": (c_int32, [c_char_p]),

@@ -313,7 +313,9 @@ class ToolResult:
     @property
     def pending(self) -> Optional[Dict[str, Any]]:
         """A suspended call's metadata.pending: {"requests": [§10 Request, …], "resume": "tn1.…"}
-        (give Client.resume the "resume" token and an answer per Request id), else None."""
+        (give Client.resume the "resume" token and an answer per Request id), else None. A call
+        that became a task and whose wait ended while it works also carries "task"
+        ({"taskId", "status"}; issue 29): Client.resume(pending["resume"], {}) collects it."""
         p = None if self.metadata is None else self.metadata.get("pending")
         return p if isinstance(p, dict) else None
 
@@ -324,13 +326,17 @@ class ToolResult:
 
 class Progress:
     """One notifications/progress for a call: .progress (a number), .total (a number or None),
-    .message (str or None), .json (the library's text)."""
+    .message (str or None), .json (the library's text). A call that became a task (issue 29)
+    also reports each status change: .task {"taskId", "status", "statusMessage"?} and .resume,
+    the token that collects the task later (Client.resume(token, {})), else both None."""
 
-    __slots__ = ("progress", "total", "message", "json")
+    __slots__ = ("progress", "total", "message", "json", "task", "resume")
     progress: float
     total: Optional[float]
     message: Optional[str]
     json: str
+    task: Optional[Dict[str, Any]]
+    resume: Optional[str]
 
     def __init__(self, text: str) -> None:
         d = json.loads(text)
@@ -338,6 +344,8 @@ class Progress:
         self.progress = d.get("progress", 0)
         self.total = d.get("total")
         self.message = d.get("message")
+        self.task = d.get("task")
+        self.resume = d.get("resume")
 
     def __repr__(self) -> str:
         return "Progress(progress=%r, total=%r, message=%r)" % (self.progress, self.total, self.message)

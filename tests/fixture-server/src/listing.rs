@@ -212,6 +212,9 @@ fn build_tool_list(extra: usize) -> Vec<Vec<u8>> {
     if crate::modern::enabled() {
         tools.extend(crate::mrtr::listing());
     }
+    if opts().tasks {
+        tools.extend(crate::tasks::listing());
+    }
     let mut out: Vec<Vec<u8>> = tools
         .iter()
         .map(|t| serde_json::to_vec(t).unwrap_or_default())

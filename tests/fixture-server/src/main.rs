@@ -20,6 +20,7 @@ mod proto;
 mod session;
 mod skills;
 mod stdio;
+mod tasks;
 mod tools;
 mod util;
 mod wire;
@@ -85,6 +86,8 @@ pub struct Opts {
     pub ttl_ms: u64,
     /// Exit 3 at once, before reading anything, while this file exists.
     pub crash_at_start_if: Option<String>,
+    /// Tool calls as tasks (issue 29): MCP 2025-11-25 tasks, and SEP-2663 in 2026-07-28.
+    pub tasks: bool,
 }
 
 const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra-tools N] \
@@ -94,7 +97,7 @@ const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra
 [--stdout-close-after-init] [--print-pid-file PATH] [--hardening-tools] [--stdout-outlives-exit-ms N] \
 [--http ADDR [--tls-cert FILE --tls-key FILE]] [--log FILE] [--get-status CODE] [--get-close-after-ms N] [--get-retry MS] \
 [--sse-all] [--modern] [--dual] [--exit-on-discover] [--silent-on-discover] [--skills] [--live] [--ttl-ms N] \
-[--crash-at-start-if PATH]";
+[--crash-at-start-if PATH] [--tasks]";
 
 fn usage_error(msg: &str) -> ! {
     eprintln!("fixture: {msg}\n{USAGE}");
@@ -144,6 +147,7 @@ fn parse_opts() -> Opts {
         live: false,
         ttl_ms: 0,
         crash_at_start_if: None,
+        tasks: false,
     };
     let (mut tls_cert, mut tls_key) = (None, None);
     let mut args = std::env::args().skip(1);
@@ -194,6 +198,7 @@ fn parse_opts() -> Opts {
             "--live" => o.live = true,
             "--ttl-ms" => o.ttl_ms = num(&a, value(&a)),
             "--crash-at-start-if" => o.crash_at_start_if = Some(value("--crash-at-start-if")),
+            "--tasks" => o.tasks = true,
             "-h" | "--help" => {
                 eprintln!("{USAGE}");
                 process::exit(0);

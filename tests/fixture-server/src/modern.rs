@@ -118,15 +118,19 @@ pub fn progress_token(params: Option<&Value>) -> Option<Value> {
 }
 
 fn discover_result() -> Value {
+    let mut capabilities = if opts().skills {
+        crate::skills::capabilities()
+    } else if crate::live::enabled() {
+        json!({"tools": {"listChanged": true}, "logging": {}})
+    } else {
+        json!({"tools": {}})
+    };
+    if opts().tasks {
+        crate::tasks::add_capabilities(&mut capabilities, true);
+    }
     json!({
         "supportedVersions": [VERSION],
-        "capabilities": if opts().skills {
-            crate::skills::capabilities()
-        } else if crate::live::enabled() {
-            json!({"tools": {"listChanged": true}, "logging": {}})
-        } else {
-            json!({"tools": {}})
-        },
+        "capabilities": capabilities,
         "resultType": "complete",
         "ttlMs": 0,
         "cacheScope": "private",
@@ -158,6 +162,9 @@ pub fn request(
             if mrtr::answer(out, buf, &id, name, &params) {
                 return None;
             }
+            if opts().tasks && crate::tasks::call(out, buf, &id, name, &params, true) {
+                return None;
+            }
             let out = Complete::new(out, false);
             let mut b = tools_call(&out, state, buf, id, Some(params))?;
             b.modern = true;
@@ -165,6 +172,9 @@ pub fn request(
         }
         m if opts().skills && crate::skills::handles(m) => {
             crate::skills::request(out, buf, &id, m, params.as_ref(), true)
+        }
+        m if opts().tasks && crate::tasks::handles(m, true) => {
+            crate::tasks::request(out, buf, &id, m, params.as_ref(), true);
         }
         _ => send_error(out, buf, &id, -32601, "Method not found"),
     }

@@ -114,7 +114,27 @@ pub fn request(
     line: &[u8],
 ) -> Option<Blocking> {
     match method {
-        "tools/call" => return tools_call(out, state, buf, id, params),
+        "tools/call" => {
+            if opts().tasks {
+                let p = params.clone().unwrap_or(Value::Null);
+                let name = p.get("name").and_then(Value::as_str).unwrap_or("");
+                if crate::tasks::call(out, buf, &id, name, &p, false) {
+                    return None;
+                }
+            }
+            return tools_call(out, state, buf, id, params);
+        }
+        m if opts().tasks && crate::tasks::handles(m, false) => {
+            if !crate::tasks::request(out, buf, &id, m, params.as_ref(), false) {
+                return Some(crate::tools::Blocking {
+                    id,
+                    name: "__tasks_result".into(),
+                    args: params.unwrap_or(Value::Null),
+                    progress_token: None,
+                    modern: false,
+                });
+            }
+        }
         "ping" => send_raw_result(out, buf, &id, "{}"),
         "tools/list" => tools_list(out, buf, &id, params.as_ref()),
         "initialize" => initialize(out, state, buf, &id, params.as_ref(), line),
@@ -167,18 +187,19 @@ fn initialize(
             .unwrap_or_else(|| Value::String("2025-11-25".into())),
     };
     state.initialized.store(true, Ordering::Relaxed);
-    let caps = if crate::live::enabled() {
+    let mut capabilities = if o.skills {
+        crate::skills::capabilities()
+    } else if crate::live::enabled() {
         json!({"tools": {"listChanged": true}, "logging": {}})
     } else {
         json!({"tools": {"listChanged": false}})
     };
+    if o.tasks {
+        crate::tasks::add_capabilities(&mut capabilities, false);
+    }
     let result = json!({
         "protocolVersion": version,
-        "capabilities": if o.skills {
-            crate::skills::capabilities()
-        } else {
-            caps
-        },
+        "capabilities": capabilities,
         "serverInfo": {"name": o.name, "version": "1.0.0"}
     });
     send_value_result(out, buf, id, &result);

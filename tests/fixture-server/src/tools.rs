@@ -274,6 +274,9 @@ pub struct Blocking {
 pub fn run(out: &dyn Out, b: Blocking) {
     let complete = crate::modern::Complete::new(out, false);
     let out: &dyn Out = if b.modern { &complete } else { out };
+    if b.name == "__tasks_result" {
+        return crate::tasks::result(out, &b.id, &b.args);
+    }
     if b.name == "slow_progress" {
         return crate::mrtr::slow_progress(out, &b.id, &b.args, b.progress_token.as_ref());
     }
