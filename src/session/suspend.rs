@@ -120,24 +120,42 @@ pub(crate) fn pending_result(p: &Pending<'_>) -> String {
         request_state: p.request_state.map(str::to_string),
         kind: if p.url_step { "url" } else { "mrtr" }.into(),
         task: None,
-        requests: p
-            .requests
-            .iter()
-            .map(|r| TokenRequest {
-                id: r.id.clone(),
-                key: r.key.clone(),
-                params: r.params.clone(),
-            })
-            .collect(),
+        requests: token_requests(p.requests),
     };
-    let json = serde_json::to_string(&token).unwrap_or_default();
-    let resume = format!(
+    let output = String::from("The server asked for input; the call is suspended.");
+    suspended_result(output, p.requests, None, encode(&token))
+}
+
+fn token_requests(requests: &[SavedRequest]) -> Vec<TokenRequest> {
+    requests
+        .iter()
+        .map(|r| TokenRequest {
+            id: r.id.clone(),
+            key: r.key.clone(),
+            params: r.params.clone(),
+        })
+        .collect()
+}
+
+/// `tn1.` + base64url (no padding) of the token's JSON (c-api.md "Suspended calls").
+fn encode(token: &Token) -> String {
+    let json = serde_json::to_string(token).unwrap_or_default();
+    format!(
         "tn1.{}",
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
-    );
-    let mut output = String::from("The server asked for input; the call is suspended.");
+    )
+}
+
+/// The ToolResult of a suspended call: isError false, `output` then one prompt per Request (a
+/// URL after a space), `metadata.pending = {requests, task?, resume}`.
+fn suspended_result(
+    mut output: String,
+    saved: &[SavedRequest],
+    task: Option<Value>,
+    resume: String,
+) -> String {
     let mut requests = Vec::new();
-    for r in p.requests {
+    for r in saved {
         let req: Value = serde_json::from_str(&r.request_json).unwrap_or(Value::Null);
         output.push('\n');
         output.push_str(req.get("prompt").and_then(Value::as_str).unwrap_or(""));
@@ -149,6 +167,9 @@ pub(crate) fn pending_result(p: &Pending<'_>) -> String {
     }
     let mut pending = Map::new();
     pending.insert("requests".into(), Value::Array(requests));
+    if let Some(t) = task {
+        pending.insert("task".into(), t);
+    }
     pending.insert("resume".into(), Value::String(resume));
     let mut metadata = Map::new();
     metadata.insert("pending".into(), Value::Object(pending));
@@ -309,21 +330,10 @@ pub(crate) fn task_token(
         round: 0,
         request_state: None,
         kind: "task".into(),
-        requests: requests
-            .iter()
-            .map(|r| TokenRequest {
-                id: r.id.clone(),
-                key: r.key.clone(),
-                params: r.params.clone(),
-            })
-            .collect(),
+        requests: token_requests(requests),
         task: Some(task.clone()),
     };
-    let json = serde_json::to_string(&token).unwrap_or_default();
-    format!(
-        "tn1.{}",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
-    )
+    encode(&token)
 }
 
 /// The ToolResult of a wait that ended while the task works, or with its question suspended
@@ -335,7 +345,7 @@ pub(crate) fn task_pending_result(
     status: &str,
     requests: &[SavedRequest],
 ) -> String {
-    let mut output = if requests.is_empty() {
+    let output = if requests.is_empty() {
         format!(
             "The task `{}` is still {status} on the server; the call is suspended (resume it to collect the result).",
             task.id
@@ -343,32 +353,13 @@ pub(crate) fn task_pending_result(
     } else {
         String::from("The server asked for input; the call is suspended.")
     };
-    let mut reqs = Vec::new();
-    for r in requests {
-        let req: Value = serde_json::from_str(&r.request_json).unwrap_or(Value::Null);
-        output.push('\n');
-        output.push_str(req.get("prompt").and_then(Value::as_str).unwrap_or(""));
-        if let Some(url) = req.get("url").and_then(Value::as_str) {
-            output.push(' ');
-            output.push_str(url);
-        }
-        reqs.push(req);
-    }
     let mut t = Map::new();
     t.insert("taskId".into(), Value::String(task.id.clone()));
     t.insert("status".into(), Value::String(status.to_string()));
-    let mut pending = Map::new();
-    pending.insert("requests".into(), Value::Array(reqs));
-    pending.insert("task".into(), Value::Object(t));
-    pending.insert(
-        "resume".into(),
-        Value::String(task_token(s, tool, task, requests)),
-    );
-    let mut metadata = Map::new();
-    metadata.insert("pending".into(), Value::Object(pending));
-    let mut result = Map::new();
-    result.insert("output".into(), Value::String(output));
-    result.insert("isError".into(), Value::Bool(false));
-    result.insert("metadata".into(), Value::Object(metadata));
-    crate::json::to_text(&Value::Object(result))
+    suspended_result(
+        output,
+        requests,
+        Some(Value::Object(t)),
+        task_token(s, tool, task, requests),
+    )
 }

@@ -26,6 +26,8 @@ const LONG_CALL: Duration = Duration::from_secs(60);
 const DEFAULT_POLL: Duration = Duration::from_millis(1000);
 const MIN_POLL: Duration = Duration::from_millis(10);
 const MAX_POLL: Duration = Duration::from_secs(30);
+/// The least time one poll may take.
+const POLL_BOUND: Duration = Duration::from_secs(1);
 /// How often a wait between polls looks at a cancel.
 const CANCEL_LOOK: Duration = Duration::from_millis(20);
 /// The bound on `tasks/cancel` itself.
@@ -277,6 +279,8 @@ impl Session {
                 .to_string(),
             request_state: None,
         };
+        // A resumed task is polled at once (what the token says of it is old).
+        let mut poll_now = start.task.is_some();
         if let Some(prior) = &start.task {
             task.request_state = prior.request_state.clone();
         }
@@ -332,11 +336,11 @@ impl Session {
                         let result = task_obj.get("result").cloned().unwrap_or(Value::Null);
                         return self.task_done(remote, &result, ctl);
                     }
-                    return self.task_result(remote, &task, ctl, token, deadline);
+                    return self.task_result(remote, &task, ctl, token, deadline, true);
                 }
                 "failed" => {
                     if self.era == Era::Legacy {
-                        return self.task_result(remote, &task, ctl, token, deadline);
+                        return self.task_result(remote, &task, ctl, token, deadline, true);
                     }
                     let e = task_obj.get("error").cloned().unwrap_or(Value::Null);
                     return Some(self.fail(
@@ -357,7 +361,7 @@ impl Session {
                 "input_required" if self.era == Era::Legacy => {
                     // 2025-11-25: the server asks on the stream of `tasks/result`, answered
                     // by the resolver like any server request (§4).
-                    return self.task_result(remote, &task, ctl, token, deadline);
+                    return self.task_result(remote, &task, ctl, token, deadline, false);
                 }
                 "input_required" => {
                     let mut asks = Map::new();
@@ -405,13 +409,18 @@ impl Session {
             }
             let now = Instant::now();
             let total_end = began + self.spec.max_total_timeout;
-            if now >= deadline || now >= total_end {
+            if !poll_now && (now >= deadline || now >= total_end) {
                 return Some(self.task_pending(remote, &task, &task_obj, &[]));
             }
-            // Sleep the server's interval, looking at a cancel, never past the deadline.
-            let wake = (now + poll_interval(&task_obj))
-                .min(deadline)
-                .min(total_end);
+            // Sleep the server's interval, looking at a cancel, never past the deadline; a
+            // resumed task is polled at once.
+            let wake = if std::mem::take(&mut poll_now) {
+                now
+            } else {
+                (now + poll_interval(&task_obj))
+                    .min(deadline)
+                    .min(total_end)
+            };
             while Instant::now() < wake {
                 if ctl.state.is_some_and(|st| st.is_cancelled()) || self.conn.is_dead() {
                     break;
@@ -421,9 +430,10 @@ impl Session {
             if ctl.state.is_some_and(|st| st.is_cancelled()) {
                 continue;
             }
+            // One poll may take a second even when the wait's own time is nearly up.
             let left = deadline
                 .saturating_duration_since(Instant::now())
-                .max(MIN_POLL);
+                .max(POLL_BOUND);
             let limits = Limits {
                 idle: left,
                 total: left,
@@ -480,12 +490,20 @@ impl Session {
         ctl: &CallCtl<'_>,
         token: u64,
         deadline: Instant,
+        finished: bool,
     ) -> Option<String> {
+        // A finished task's result is fetched within the server's timeout even when the wait's
+        // own time is up; an asking one waits the rest of the wait.
         let left = deadline
             .saturating_duration_since(Instant::now())
             .max(MIN_POLL);
+        let idle = if finished {
+            left.max(self.spec.timeout)
+        } else {
+            left
+        };
         let limits = Limits {
-            idle: left,
+            idle,
             total: self.spec.max_total_timeout,
         };
         let params = self.task_request_params(task, "");

@@ -323,3 +323,15 @@ def test_list_tasks_where_the_server_lists_them(tmp_path, http, connect):  # noq
             assert st == tnlib.TN_ERR_NOT_FOUND and "2026-07-28" in text, text
     st, text = c.skills("tn_list_tasks", "nope")
     assert st == tnlib.TN_ERR_NOT_FOUND and "nope" in text, text
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_resume_after_the_task_finished_with_a_short_timeout(tmp_path, http, connect, era):  # noqa: F811
+    """A server `timeout` shorter than the task: the call returns a pending; once the task has
+    finished, resuming (with that same short timeout) polls at once and collects the result."""
+    c, sent, _ = connect_fx(connect, tmp_path, http, "http", era, timeout=400)
+    r = json.loads(c.result("fx_task_slow", '{"ms":1000,"steps":1}'))
+    assert r["metadata"]["pending"]["task"]["status"] == "working", r
+    time.sleep(1.5)
+    st, text = c.resume(r["metadata"]["pending"]["resume"], "{}")
+    assert st == tnlib.TN_OK and json.loads(text)["output"] == "slow task done after 1 steps", text
