@@ -7,7 +7,6 @@ use super::flow::{ClientId, Tokens};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -52,18 +51,15 @@ impl Store {
     }
 
     fn lock(&self) -> Result<File, String> {
-        let f = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(lock_path(&self.path))
-            .map_err(|e| {
-                format!(
-                    "`auth.store` ({}): cannot open its lock file: {e}",
-                    self.path()
-                )
-            })?;
+        let f =
+            crate::sys::fs::owner_only(OpenOptions::new().create(true).truncate(false).write(true))
+                .open(lock_path(&self.path))
+                .map_err(|e| {
+                    format!(
+                        "`auth.store` ({}): cannot open its lock file: {e}",
+                        self.path()
+                    )
+                })?;
         f.lock()
             .map_err(|e| format!("`auth.store` ({}): cannot lock it: {e}", self.path()))?;
         Ok(f)
@@ -115,12 +111,10 @@ impl Store {
         tmp.push(format!(".tmp-{}", std::process::id()));
         let tmp = PathBuf::from(tmp);
         let write = || -> std::io::Result<()> {
-            let mut t = OpenOptions::new()
-                .create(true)
-                .truncate(true)
-                .write(true)
-                .mode(0o600)
-                .open(&tmp)?;
+            let mut t = crate::sys::fs::owner_only(
+                OpenOptions::new().create(true).truncate(true).write(true),
+            )
+            .open(&tmp)?;
             t.write_all(&text)?;
             t.sync_all()?;
             std::fs::rename(&tmp, &self.path)
@@ -135,7 +129,6 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn round_trip_mode_and_keys() {
@@ -168,8 +161,12 @@ mod tests {
         s.put(&e).unwrap();
         e.tokens.access_token = "a2".into();
         s.put(&e).unwrap();
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
         let got = s.find(&server, Some("c1")).unwrap().unwrap();
         assert_eq!(got.tokens.access_token, "a2");
         assert_eq!(s.find(&server, Some("other")).unwrap(), None);
