@@ -19,12 +19,18 @@
 
 pub mod fs;
 pub mod net;
+#[cfg(test)]
+mod tests;
 mod types;
 
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
 use unix as imp;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as imp;
 
 pub use types::{Exit, Stop};
 

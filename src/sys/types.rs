@@ -5,6 +5,7 @@
 pub enum Exit {
     Code(i32),
     /// Killed by this signal (POSIX only).
+    #[cfg_attr(windows, allow(dead_code))]
     Signal(i32),
 }
 
