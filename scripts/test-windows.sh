@@ -4,6 +4,8 @@
 #                                   its import and static libraries, the fixture server, the CLI
 #   scripts/test-windows.sh c       the C tests (parity, guard, client) built with mingw-w64,
 #                                   run under Wine against the Windows fixture server
+#   scripts/test-windows.sh bindings the Go package's tests and a C++ wrapper test, built for
+#                                   Windows, under Wine
 #   scripts/test-windows.sh rust    the library's Rust unit tests (the platform layer's, the
 #                                   bridge's), with Wine as the target runner
 # One target dir (target/, triple x86_64-pc-windows-gnu) for every Windows build.
@@ -11,13 +13,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(scripts/install-windows.sh --env)"
 T=x86_64-pc-windows-gnu
-OUT=target/$T/debug
+OUT=${CARGO_TARGET_DIR:-target}/$T/debug
 W=build/win
 
 case "${1:-all}" in
 build)
   cargo build --target "$T" -p toolnexus-c -p tn-fixture-server -p toolnexus-cli --lib --bins
-  ls "$OUT/toolnexus.dll" "$OUT/libtoolnexus.dll.a" "$OUT/libtoolnexus.a" \
+  scripts/windows-import-lib.sh "$OUT" # toolnexus.def and toolnexus.lib, for MSVC hosts
+  ls "$OUT/toolnexus.dll" "$OUT/libtoolnexus.dll.a" "$OUT/libtoolnexus.a" "$OUT/toolnexus.lib" \
     "$OUT/tn-fixture-server.exe" "$OUT/toolnexus.exe"
   echo "windows build: ok"
   ;;
@@ -28,9 +31,13 @@ c)
     x86_64-w64-mingw32-gcc -std=gnu11 -g -O1 -Wall -Wextra -Werror -Iinclude -Itests/c \
       "tests/c/$t.c" -o "$W/$t.exe" -L"$OUT" -l:libtoolnexus.dll.a -static -lpthread
   done
+  # The guard test again, linked through toolnexus.lib (dlltool's, for MSVC hosts) instead.
+  x86_64-w64-mingw32-gcc -std=gnu11 -O1 -Iinclude -Itests/c tests/c/guard.c -o "$W/guard-lib.exe" \
+    "$OUT/toolnexus.lib" -static -lpthread
   cp "$OUT/toolnexus.dll" "$W/"
   export TN_FIXTURE=$PWD/$OUT/tn-fixture-server.exe
   rc=0
+  "$WINE" "$W/guard-lib.exe" | tail -n 1 || rc=1
   "$WINE" "$W/parity.exe" ../shared/parity/bridge-vectors.jsonl | tail -n 1 || rc=1
   "$WINE" "$W/guard.exe" | tail -n 1 || rc=1
   # stdout_closed_but_running: under Wine a child's closed stdout never reaches the reader as
@@ -45,11 +52,26 @@ rust)
   export TN_FIXTURE=$PWD/$OUT/tn-fixture-server.exe
   cargo test --target "$T" -p toolnexus-c --lib
   ;;
+bindings)
+  # Go: the package's tests built for Windows (cgo with mingw-w64) and run under Wine against
+  # the Windows fixture server (the tests that need node skip: no node inside Wine). C++: the
+  # wrapper built with mingw-w64 g++ (the posix thread model: GCC 12's win32 one has no
+  # std::mutex) in a smoke test under Wine.
+  mkdir -p "$W"
+  cp "$OUT/toolnexus.dll" "$W/"
+  export TN_FIXTURE=$PWD/$OUT/tn-fixture-server.exe
+  (cd bindings/go && GOOS=windows GOARCH=amd64 CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc \
+    go test -c -tags toolnexus_local -o "../../$W/go.test.exe" .)
+  (cd bindings/go && "$WINE" "../../$W/go.test.exe") | tail -n 1
+  x86_64-w64-mingw32-g++-posix -std=c++17 -Wall -Wextra -Werror -Iinclude -Ibindings/cpp \
+    tests/windows/cpp_smoke.cpp -o "$W/cpp-smoke.exe" -L"$OUT" -l:libtoolnexus.dll.a -static
+  "$WINE" "$W/cpp-smoke.exe" "$TN_FIXTURE"
+  ;;
 all)
-  "$0" build && "$0" c && "$0" rust
+  "$0" build && "$0" c && "$0" rust && "$0" bindings
   ;;
 *)
-  echo "usage: $0 [build|c|rust|all]" >&2
+  echo "usage: $0 [build|c|rust|bindings|all]" >&2
   exit 2
   ;;
 esac
