@@ -5,6 +5,7 @@
 
 #![allow(unsafe_code)]
 
+use super::types::Idle;
 use super::*;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -249,4 +250,58 @@ fn a_write_to_a_child_that_stops_reading_is_bounded() {
     assert!(s.exit.wait(Duration::from_secs(20)));
     let (_, leftovers) = s.child.reap();
     leftovers.end();
+}
+
+#[test]
+fn sockets_send_wait_and_peek_at_an_idle_connection() {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let sock = net::start_connect(&addr).unwrap();
+    let (mut server, _) = l.accept().unwrap();
+    assert!(net::finish_connect(&sock, Duration::from_secs(10)).unwrap());
+    assert_eq!(net::peek_idle(&sock), Idle::Quiet, "nothing sent yet");
+    assert!(!net::wait(&sock, false, Duration::from_millis(50)).unwrap());
+    assert!(
+        net::wait(&sock, true, Duration::from_secs(5)).unwrap(),
+        "writable"
+    );
+    assert_eq!(net::send(&sock, b"ping").unwrap(), 4);
+    let mut got = [0u8; 4];
+    server.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"ping");
+    server.write_all(b"x").unwrap();
+    assert!(
+        net::wait(&sock, false, Duration::from_secs(5)).unwrap(),
+        "readable"
+    );
+    assert_eq!(net::peek_idle(&sock), Idle::Data);
+    assert_eq!(net::peek_idle(&sock), Idle::Data, "a peek consumes nothing");
+    let mut one = [0u8; 1];
+    (&sock).read_exact(&mut one).unwrap(); // blocking again after the peek
+    drop(server);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while net::peek_idle(&sock) != Idle::Closed && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(net::peek_idle(&sock), Idle::Closed, "the server closed it");
+    // A send buffer that fills: WouldBlock, never a block (the peer reads nothing).
+    let sock = net::start_connect(&addr).unwrap();
+    let (_quiet_server, _) = l.accept().unwrap();
+    assert!(net::finish_connect(&sock, Duration::from_secs(10)).unwrap());
+    let chunk = vec![0u8; 64 * 1024];
+    let t0 = Instant::now();
+    let mut blocked = false;
+    for _ in 0..4096 {
+        match net::send(&sock, &chunk) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                blocked = true;
+                break;
+            }
+            Err(e) => panic!("send: {e}"),
+        }
+    }
+    assert!(blocked, "the send buffer filled (256 MiB sent?)");
+    assert!(t0.elapsed() < Duration::from_secs(20));
 }
