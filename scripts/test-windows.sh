@@ -8,6 +8,8 @@
 #                                   Windows, under Wine
 #   scripts/test-windows.sh rust    the library's Rust unit tests (the platform layer's, the
 #                                   bridge's), with Wine as the target runner
+#   scripts/test-windows.sh net     HTTP and HTTPS (tls.caFile, SSL_CERT_FILE, an unknown issuer)
+#                                   between the Windows builds of the library and the fixture
 # One target dir (target/, triple x86_64-pc-windows-gnu) for every Windows build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,11 +69,52 @@ bindings)
     tests/windows/cpp_smoke.cpp -o "$W/cpp-smoke.exe" -L"$OUT" -l:libtoolnexus.dll.a -static
   "$WINE" "$W/cpp-smoke.exe" "$TN_FIXTURE"
   ;;
+net)
+  # HTTP and HTTPS: the Windows fixture server's HTTP mode under Wine, the Windows library in a C
+  # test under Wine (tests/windows/net.c); certificates made here by the openssl command.
+  mkdir -p "$W/pki"
+  x86_64-w64-mingw32-gcc -std=gnu11 -O1 -Wall -Wextra -Werror -Iinclude -Itests/c \
+    tests/windows/net.c -o "$W/net.exe" -L"$OUT" -l:libtoolnexus.dll.a -static
+  cp "$OUT/toolnexus.dll" "$W/"
+  (cd "$W/pki" &&
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem \
+      -days 2 -subj /CN=tn-test-ca -addext basicConstraints=critical,CA:TRUE \
+      -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null &&
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key -out server.csr \
+      -subj /CN=localhost 2>/dev/null &&
+    printf 'basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n' >server.ext &&
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem \
+      -days 2 -extfile server.ext 2>/dev/null)
+  serve() { # serve LOGNAME ARGS...: a fixture under Wine; its URL on stdout once it listens
+    local log=$W/$1.out; shift
+    "$WINE" "$OUT/tn-fixture-server.exe" --http 127.0.0.1:0 "$@" >"$log" 2>&1 &
+    echo $! >"$log.pid"
+    for _ in $(seq 300); do
+      grep -q '^listening on' "$log" 2>/dev/null && break
+      sleep 0.1
+    done
+    sed -n 's/^listening on \([^ ]*\).*/\1/p' "$log" | tr -d '\r'
+  }
+  http=$(serve http)
+  https=$(serve https --tls-cert "$W/pki/server.pem" --tls-key "$W/pki/server.key")
+  rc=0
+  ca=$(winepath -w "$W/pki/ca.pem" 2>/dev/null || echo "Z:$PWD/$W/pki/ca.pem")
+  ca=${ca//\\//}
+  [ -n "$http" ] && [ -n "$https" ] || { echo "a fixture did not start: $(cat "$W"/http*.out)"; rc=1; }
+  if [ $rc -eq 0 ]; then
+    "$WINE" "$W/net.exe" "$http" "$ca" plain | tail -n 1 || rc=1
+    "$WINE" "$W/net.exe" "$https" "$ca" cafile | tail -n 1 || rc=1
+    SSL_CERT_FILE=$ca "$WINE" "$W/net.exe" "$https" "$ca" env | tail -n 1 || rc=1
+    "$WINE" "$W/net.exe" "$https" "$ca" none | tail -n 1 || rc=1
+  fi
+  for p in "$W"/http.out.pid "$W"/https.out.pid; do kill "$(cat "$p")" 2>/dev/null || true; done
+  exit $rc
+  ;;
 all)
-  "$0" build && "$0" c && "$0" rust && "$0" bindings
+  "$0" build && "$0" c && "$0" rust && "$0" bindings && "$0" net
   ;;
 *)
-  echo "usage: $0 [build|c|rust|bindings|all]" >&2
+  echo "usage: $0 [build|c|rust|bindings|net|all]" >&2
   exit 2
   ;;
 esac
