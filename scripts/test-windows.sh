@@ -10,12 +10,15 @@
 #                                   bridge's), with Wine as the target runner
 #   scripts/test-windows.sh net     HTTP and HTTPS (tls.caFile, SSL_CERT_FILE, an unknown issuer)
 #                                   between the Windows builds of the library and the fixture
+#   scripts/test-windows.sh wheel   the Python package's win_amd64 wheel (not in scripts/test)
 # One target dir (target/, triple x86_64-pc-windows-gnu) for every Windows build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(scripts/install-windows.sh --env)"
 T=x86_64-pc-windows-gnu
-OUT=${CARGO_TARGET_DIR:-target}/$T/debug
+TD=${CARGO_TARGET_DIR:-target}
+case $TD in /*) ;; *) TD=$PWD/$TD ;; esac
+OUT=$TD/$T/debug
 W=build/win
 
 case "${1:-all}" in
@@ -37,7 +40,7 @@ c)
   x86_64-w64-mingw32-gcc -std=gnu11 -O1 -Iinclude -Itests/c tests/c/guard.c -o "$W/guard-lib.exe" \
     "$OUT/toolnexus.lib" -static -lpthread
   cp "$OUT/toolnexus.dll" "$W/"
-  export TN_FIXTURE=$PWD/$OUT/tn-fixture-server.exe
+  export TN_FIXTURE=$OUT/tn-fixture-server.exe
   rc=0
   "$WINE" "$W/guard-lib.exe" | tail -n 1 || rc=1
   "$WINE" "$W/parity.exe" ../shared/parity/bridge-vectors.jsonl | tail -n 1 || rc=1
@@ -51,7 +54,7 @@ rust)
   # Every unit test of the library (88: the platform layer's own in sys::tests against the
   # Windows fixture server, the bridge, the mapping, the FFI guards), Wine as the runner.
   cargo build --target "$T" -p tn-fixture-server
-  export TN_FIXTURE=$PWD/$OUT/tn-fixture-server.exe
+  export TN_FIXTURE=$OUT/tn-fixture-server.exe
   cargo test --target "$T" -p toolnexus-c --lib
   ;;
 bindings)
@@ -61,10 +64,10 @@ bindings)
   # std::mutex) in a smoke test under Wine.
   mkdir -p "$W"
   cp "$OUT/toolnexus.dll" "$W/"
-  export TN_FIXTURE=$PWD/$OUT/tn-fixture-server.exe
+  export TN_FIXTURE=$OUT/tn-fixture-server.exe
   (cd bindings/go && GOOS=windows GOARCH=amd64 CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc \
     go test -c -tags toolnexus_local -o "../../$W/go.test.exe" .)
-  (cd bindings/go && "$WINE" "../../$W/go.test.exe") | tail -n 1
+  (cd bindings/go && "$WINE" "../../$W/go.test.exe")
   x86_64-w64-mingw32-g++-posix -std=c++17 -Wall -Wextra -Werror -Iinclude -Ibindings/cpp \
     tests/windows/cpp_smoke.cpp -o "$W/cpp-smoke.exe" -L"$OUT" -l:libtoolnexus.dll.a -static
   "$WINE" "$W/cpp-smoke.exe" "$TN_FIXTURE"
@@ -110,11 +113,29 @@ net)
   for p in "$W"/http.out.pid "$W"/https.out.pid; do kill "$(cat "$p")" 2>/dev/null || true; done
   exit $rc
   ;;
+wheel)
+  # The Python package's win_amd64 wheel: setup.py with CARGO_BUILD_TARGET, the release DLL
+  # inside (a release cross-build: minutes cold, so not in scripts/test). The build venv is
+  # scripts/test-dist.sh's (setuptools-rust, wheel).
+  VENV=${VENV:-$TD/dist/buildvenv}
+  [ -x "$VENV/bin/pip" ] || { echo "no build venv at $VENV (scripts/test-dist.sh makes it)"; exit 1; }
+  rm -rf "$W/wheel" "$W/wheel-unpacked"
+  CARGO_BUILD_TARGET=$T CARGO_TARGET_DIR=$TD/install \
+    "$VENV/bin/pip" wheel -q --no-build-isolation --no-deps -w "$W/wheel" ./bindings/python
+  whl=$(ls "$W"/wheel/toolnexus_c-*-py3-none-win_amd64.whl)
+  mkdir -p "$W/wheel-unpacked" && (cd "$W/wheel-unpacked" && python3 -m zipfile -e "$OLDPWD/$whl" .)
+  dll=$W/wheel-unpacked/toolnexus_c/toolnexus.dll
+  x86_64-w64-mingw32-objdump -f "$dll" | grep -q 'file format pei-x86-64' || { echo "no PE32+ toolnexus.dll in $whl"; exit 1; }
+  ! x86_64-w64-mingw32-objdump -h "$dll" | grep -q '\.debug_' || { echo "debug sections in the wheel's DLL"; exit 1; }
+  [ -f "$W/wheel-unpacked/toolnexus_c/LICENSE-MIT" ] || { echo "no license texts in the wheel"; exit 1; }
+  cp "$dll" "$W/wheel-unpacked/" && scripts/windows-import-lib.sh "$W/wheel-unpacked" >/dev/null
+  echo "$(basename "$whl"): toolnexus.dll, $(grep -c '^    tn_' "$W/wheel-unpacked/toolnexus.def") functions exported"
+  ;;
 all)
   "$0" build && "$0" c && "$0" rust && "$0" bindings && "$0" net
   ;;
 *)
-  echo "usage: $0 [build|c|rust|bindings|net|all]" >&2
+  echo "usage: $0 [build|c|rust|bindings|net|wheel|all]" >&2
   exit 2
   ;;
 esac
