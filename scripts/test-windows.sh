@@ -45,8 +45,9 @@ c)
   "$WINE" "$W/guard-lib.exe" | tail -n 1 || rc=1
   "$WINE" "$W/parity.exe" ../shared/parity/bridge-vectors.jsonl | tail -n 1 || rc=1
   "$WINE" "$W/guard.exe" | tail -n 1 || rc=1
-  # stdout_closed_but_running: under Wine a child's closed stdout never reaches the reader as
-  # an end of file (Wine keeps the handle open); not a library fault, left to real Windows.
+  # stdout_closed_but_running: under Wine a child that closes its stdout (CloseHandle of its
+  # standard handle included) keeps the pipe open until it exits; seen with a plain Linux pipe
+  # as the reader too, so not the library's doing. Left to real Windows.
   "$WINE" "$W/client.exe" -stdout_closed_but_running | tail -n 1 || rc=1
   exit $rc
   ;;

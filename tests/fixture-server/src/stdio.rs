@@ -81,8 +81,6 @@ impl Server {
             // SAFETY: closing a descriptor we own; the main thread
             // writes nothing more because `discard` is set.
             unsafe { libc::close(1) };
-            #[cfg(windows)]
-            close_std_handle(STD_OUTPUT_HANDLE);
             self.discard = true;
             eprintln!("fixture: closed stdout");
         }
@@ -90,38 +88,12 @@ impl Server {
             // SAFETY: the main thread (us) is the only stdin reader,
             // and it never reads again.
             unsafe { libc::close(0) };
-            #[cfg(windows)]
-            close_std_handle(STD_INPUT_HANDLE);
             eprintln!("fixture: closed stdin");
             sleep_forever();
         }
         if o.stop_reading_after_init {
             eprintln!("fixture: no longer reading stdin");
             sleep_forever();
-        }
-    }
-}
-
-// The C runtime's descriptors 0 and 1 may be duplicates of the process's standard handles
-// (Wine's msvcrt makes them so): the handle itself is closed too, so that the pipe ends (issue 25).
-#[cfg(windows)]
-const STD_INPUT_HANDLE: u32 = -10i32 as u32;
-#[cfg(windows)]
-const STD_OUTPUT_HANDLE: u32 = -11i32 as u32;
-
-#[cfg(windows)]
-fn close_std_handle(which: u32) {
-    #[link(name = "kernel32")]
-    extern "system" {
-        fn GetStdHandle(which: u32) -> *mut std::ffi::c_void;
-        fn CloseHandle(h: *mut std::ffi::c_void) -> i32;
-    }
-    // SAFETY: closes the process's own standard handle, which nothing reads or writes again
-    // (`discard` is set, or this thread never reads stdin again).
-    unsafe {
-        let h = GetStdHandle(which);
-        if !h.is_null() && h as isize != -1 {
-            CloseHandle(h);
         }
     }
 }
