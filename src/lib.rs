@@ -24,7 +24,7 @@
 //! | `pure`, `responder` | the JSON-in/JSON-out functions; one-shot responders |
 //! | `json/` | JSON text untouched (`mod`), canonical text (`canon`), JSON-RPC framing (`rpc`), byte scanning (`scan`) |
 //! | `util/`, `error` | locks, library threads, cutting and masking text (`secrets`, §9), the timer; errors |
-//! | `sys/` | the platform calls: pipes, process groups, signals; `net`: the direct path's sockets |
+//! | `sys/` | the platform layer: the interface the transports call (`mod`: child trees, their pipes, the stderr poller; `net`: the direct path's sockets; `fs`: owner-only files), the POSIX implementation beneath it (`unix/`), the Windows one beside it (`windows/`) |
 #![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 

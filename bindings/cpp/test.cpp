@@ -570,6 +570,8 @@ static void test_skills() {
   CHECK(e.status() == TN_ERR_NOT_FOUND && has(e.what(), "nothing was requested"), e.what());
   e = error_of([&] { c.get_skill("nope", pdf); });
   CHECK(e.status() == TN_ERR_NOT_FOUND && std::string(e.what()) == "no server named `nope` in the config", e.what());
+}
+
 // Issue 28: on_event sees a tool-list change and a killed server restarted, on one thread
 // that is not the caller's; an exception it throws is kept.
 static void test_events() {

@@ -1,4 +1,4 @@
-//go:build toolnexus_local
+//go:build toolnexus_local && !windows
 
 package toolnexus
 

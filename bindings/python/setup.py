@@ -27,6 +27,11 @@ except ImportError:  # pragma: no cover - older wheel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SONAME = "libtoolnexus.so.0"
+# The target cargo builds for (CARGO_BUILD_TARGET, which setuptools-rust passes on): a Windows
+# one gives toolnexus_c/toolnexus.dll in a win_amd64 wheel (issue 25; cross-built with mingw-w64).
+TARGET = os.environ.get("CARGO_BUILD_TARGET", "")
+WINDOWS = "windows" in TARGET
+LIB_NAME = "toolnexus.dll" if WINDOWS else "libtoolnexus.so"
 LICENSES = ("LICENSE-MIT", "LICENSE-APACHE")
 # What cargo needs to build the library (an sdist carries these under rust/).
 RUST_FILES = ("Cargo.toml", "Cargo.lock", "build.rs", "cbindgen.toml") + LICENSES
@@ -68,7 +73,7 @@ class BuildRust(build_rust):
     def get_dylib_ext_path(self, ext, target_fname):
         # A ctypes library, not a Python extension module: no EXT_SUFFIX in its name.
         build_ext = self.get_finalized_command("build_ext")
-        return os.path.join(os.path.dirname(build_ext.get_ext_fullpath(target_fname)), "libtoolnexus.so")
+        return os.path.join(os.path.dirname(build_ext.get_ext_fullpath(target_fname)), LIB_NAME)
 
 
 class BuildPyWithLicenses(build_py):
@@ -113,6 +118,10 @@ class PlatformWheel(bdist_wheel):
 
     def get_tag(self):
         _, _, plat = super().get_tag()
+        if WINDOWS:
+            if not TARGET.startswith("x86_64-"):
+                sys.exit("toolnexus-c: only x86_64 Windows wheels are built (CARGO_BUILD_TARGET=%s)" % TARGET)
+            plat = "win_amd64"
         return "py3", "none", plat
 
 
@@ -124,7 +133,7 @@ setup(
             binding=Binding.NoBinding,
             # `make lib`'s flags exactly, so the two share one build in target/install.
             args=["--crate-type", "cdylib,staticlib"],
-            rustc_flags=["-C", "link-arg=-Wl,-soname," + SONAME],
+            rustc_flags=[] if WINDOWS else ["-C", "link-arg=-Wl,-soname," + SONAME],
             strip=Strip.Debug,
             debug=False,
         )

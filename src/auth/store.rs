@@ -7,7 +7,6 @@ use super::flow::{ClientId, Tokens};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -52,18 +51,16 @@ impl Store {
     }
 
     fn lock(&self) -> Result<File, String> {
-        let f = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(lock_path(&self.path))
-            .map_err(|e| {
-                format!(
-                    "`auth.store` ({}): cannot open its lock file: {e}",
-                    self.path()
-                )
-            })?;
+        let f = crate::sys::fs::open_owner_only(
+            OpenOptions::new().create(true).truncate(false).write(true),
+            &lock_path(&self.path),
+        )
+        .map_err(|e| {
+            format!(
+                "`auth.store` ({}): cannot open its lock file: {e}",
+                self.path()
+            )
+        })?;
         f.lock()
             .map_err(|e| format!("`auth.store` ({}): cannot lock it: {e}", self.path()))?;
         Ok(f)
@@ -115,12 +112,10 @@ impl Store {
         tmp.push(format!(".tmp-{}", std::process::id()));
         let tmp = PathBuf::from(tmp);
         let write = || -> std::io::Result<()> {
-            let mut t = OpenOptions::new()
-                .create(true)
-                .truncate(true)
-                .write(true)
-                .mode(0o600)
-                .open(&tmp)?;
+            let mut t = crate::sys::fs::open_owner_only(
+                OpenOptions::new().create(true).truncate(true).write(true),
+                &tmp,
+            )?;
             t.write_all(&text)?;
             t.sync_all()?;
             std::fs::rename(&tmp, &self.path)
@@ -135,11 +130,12 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn round_trip_mode_and_keys() {
         let dir = std::env::temp_dir().join(format!("tn-store-{}", std::process::id()));
+        // A run that failed leaves its directory, and process ids come round again (soon under Wine).
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("tokens.json");
         let s = Store::new(path.to_str().unwrap());
@@ -168,8 +164,14 @@ mod tests {
         s.put(&e).unwrap();
         e.tokens.access_token = "a2".into();
         s.put(&e).unwrap();
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
+        // Mode 0600 on POSIX; on Windows one DACL entry, the current user's, not inherited
+        // (not readable back under Wine: Unsupported there).
+        for p in [path.clone(), lock_path(&path)] {
+            match crate::sys::fs::is_owner_only(&p) {
+                Err(e) if cfg!(windows) && e.kind() == std::io::ErrorKind::Unsupported => {}
+                r => assert!(r.unwrap(), "{} is owner-only", p.display()),
+            }
+        }
         let got = s.find(&server, Some("c1")).unwrap().unwrap();
         assert_eq!(got.tokens.access_token, "a2");
         assert_eq!(s.find(&server, Some("other")).unwrap(), None);

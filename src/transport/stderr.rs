@@ -1,6 +1,6 @@
 //! Every stdio child's stderr, drained continuously into a bounded tail (contract §3: a
 //! server's last stderr lines go into its failure messages, and a chatty server must never
-//! block on a full pipe) by one process-wide thread waiting on an epoll set, rather than by a
+//! block on a full pipe) by one process-wide thread waiting on one poller, rather than by a
 //! thread of each server's own: a connect then starts one thread (the reader), not two, and a
 //! server costs no second stack (measured pinned against the bench fixture: a thread per
 //! child's stderr was ~2% of a 1-server connect and of a cold start).
@@ -8,10 +8,7 @@
 use crate::sys as os;
 use crate::util::lock;
 use std::collections::{HashMap, VecDeque};
-use std::fs::File;
-use std::io::Read;
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How much of stderr is kept for failure messages.
@@ -19,7 +16,7 @@ const STDERR_TAIL_BYTES: usize = 16 * 1024;
 /// How many stderr lines a failure message quotes.
 const STDERR_TAIL_LINES: usize = 8;
 /// Reads of one child per wake-up, so a child that writes without pause cannot keep the
-/// drain from the others (the epoll set is level-triggered: the rest comes next round).
+/// drain from the others (the poller is level-triggered: the rest comes next round).
 const READS_PER_WAKE: usize = 8;
 
 /// The last bytes a child wrote to stderr.
@@ -66,7 +63,7 @@ impl StderrTail {
 /// One child's stderr being drained; dropped, it stops being drained and our end closes.
 pub(super) struct Drained {
     drain: Arc<Drain>,
-    token: u64,
+    token: usize,
 }
 
 impl Drop for Drained {
@@ -78,27 +75,27 @@ impl Drop for Drained {
 /// A child's stderr in the drain: our read end (non-blocking), where its bytes go, and what
 /// is dropped when it ends (it wakes a shutdown waiting for it).
 struct Entry {
-    file: File,
+    pipe: os::OutputPipe,
     tail: Arc<StderrTail>,
     _on_end: Box<dyn Send>,
 }
 
 struct Drain {
-    /// The process that made it (its epoll set is shared with any child forked since).
+    /// The process that made it (its poller is shared with any child forked since).
     pid: u32,
-    epoll: OwnedFd,
-    entries: Mutex<HashMap<u64, Entry>>,
-    next: AtomicU64,
+    poller: os::Poller,
+    entries: Mutex<HashMap<usize, Entry>>,
+    next: AtomicUsize,
 }
 
 /// The drain of this process, and the process it was made in: a child forked from a host that
-/// had one has neither its thread nor an epoll set of its own, so it makes a new drain.
+/// had one has neither its thread nor a poller of its own, so it makes a new drain.
 static DRAIN: Mutex<Option<Arc<Drain>>> = Mutex::new(None);
 
 /// Drains `stderr` into `tail` from now on; `on_end` is dropped once it has ended (or when the
 /// returned handle is dropped).
 pub(super) fn drain(
-    stderr: OwnedFd,
+    stderr: os::OutputPipe,
     tail: Arc<StderrTail>,
     on_end: Box<dyn Send>,
 ) -> Result<Drained, String> {
@@ -111,9 +108,9 @@ pub(super) fn drain(
             _ => {
                 let d = Arc::new(Drain {
                     pid,
-                    epoll: os::epoll_create().map_err(why)?,
+                    poller: os::Poller::new().map_err(why)?,
                     entries: Mutex::default(),
-                    next: AtomicU64::new(1),
+                    next: AtomicUsize::new(1),
                 });
                 let run_on = d.clone();
                 crate::util::spawn_sized("toolnexus-stderr", Some(64 * 1024), move || loop {
@@ -126,15 +123,15 @@ pub(super) fn drain(
             }
         }
     };
-    os::set_nonblocking(stderr.as_raw_fd()).map_err(why)?;
+    stderr.set_nonblocking().map_err(why)?;
     let token = drain.next.fetch_add(1, Ordering::Relaxed);
     {
         let mut entries = lock(&drain.entries);
-        os::epoll_add(drain.epoll.as_raw_fd(), stderr.as_raw_fd(), token).map_err(why)?;
+        drain.poller.add(&stderr, token).map_err(why)?;
         entries.insert(
             token,
             Entry {
-                file: File::from(stderr),
+                pipe: stderr,
                 tail,
                 _on_end: on_end,
             },
@@ -144,13 +141,13 @@ pub(super) fn drain(
 }
 
 impl Drain {
-    /// Stops draining `token`: out of the epoll set, our end closed, its tail complete.
-    fn remove(&self, token: u64) {
+    /// Stops draining `token`: out of the poller, our end closed, its tail complete.
+    fn remove(&self, token: usize) {
         let gone = lock(&self.entries).remove(&token);
         if let Some(e) = gone {
             // In a forked child the set is the parent's: closing our copy is all it takes.
             if self.pid == std::process::id() {
-                os::epoll_remove(self.epoll.as_raw_fd(), e.file.as_raw_fd());
+                self.poller.remove(&e.pipe);
             }
             e.tail.done.store(true, Ordering::Release);
         }
@@ -164,7 +161,7 @@ fn run(d: &Drain) {
     let mut buf = [0u8; 8192];
     loop {
         tokens.clear();
-        if let Err(e) = os::epoll_wait(d.epoll.as_raw_fd(), &mut tokens) {
+        if let Err(e) = d.poller.wait(&mut tokens) {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
@@ -180,7 +177,7 @@ fn run(d: &Drain) {
                 };
                 let mut ended = false;
                 for _ in 0..READS_PER_WAKE {
-                    match e.file.read(&mut buf) {
+                    match e.pipe.read(&mut buf) {
                         Ok(0) => {
                             ended = true;
                             break;

@@ -10,10 +10,6 @@ use crate::sys as os;
 use crate::transport::Inbound;
 use crate::transport::Outgoing;
 use crate::util::lock;
-use std::os::fd::AsRawFd;
-use std::os::fd::OwnedFd;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio as Pipe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -22,19 +18,20 @@ use std::time::{Duration, Instant};
 /// A running stdio server.
 pub struct StdioTransport {
     /// Our write end of the child's stdin; None once closed.
-    stdin: Mutex<Option<OwnedFd>>,
-    /// A read end of that pipe we keep open, so writes never raise SIGPIPE ([`os::stdin_pipe`]).
-    keep_reader: Mutex<Option<OwnedFd>>,
-    child: Mutex<Option<Child>>,
+    stdin: Mutex<Option<os::StdinWriter>>,
+    /// A read end of that pipe we keep open, so writes never raise SIGPIPE ([`os::StdinProbe`]).
+    keep_reader: Mutex<Option<os::StdinProbe>>,
+    /// The leader of the child's process tree, unreaped until shutdown takes it: while it is
+    /// here its tree may be signalled and its exit peeked at.
+    child: Mutex<Option<os::Child>>,
     /// The leader's exit as recorded by whoever reaped it (shutdown), set in the same critical
     /// section of `child` that takes the child: `child` None means this is final. The reader's
     /// EOF can come after the reap (another process held stdout, or it just lost the race), and
     /// a reaped pid can no longer be peeked (§3: the failure still carries the exit status).
     reaped: Mutex<Option<os::Exit>>,
-    pid: i32,
-    /// A pidfd for the leader, opened while it was unreaped: disconnect waits for the exit on
-    /// it instead of on a timer (None on kernels without pidfds: then it polls every ms).
-    pidfd: Option<OwnedFd>,
+    /// The leader's exit as an event (a pidfd on Linux, kqueue on macOS): disconnect waits for
+    /// it instead of on a timer.
+    exit: os::ExitWatch,
     stderr: Arc<StderrTail>,
     /// The child's stderr in the drain (None once shutdown has let it go).
     stderr_drain: Mutex<Option<Drained>>,
@@ -57,13 +54,7 @@ impl StdioTransport {
             return Err("stdin is closed".into());
         };
         let deadline = Instant::now() + self.write_timeout;
-        match os::write_all(
-            stdin.as_raw_fd(),
-            message.as_bytes(),
-            b"\n",
-            deadline,
-            &self.closing,
-        ) {
+        match stdin.write_all(message.as_bytes(), b"\n", deadline, &self.closing) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
                 // Part of a line may be in the pipe: nothing more can be framed on it.
@@ -93,34 +84,19 @@ pub fn spawn(
     let (program, args) = command
         .split_first()
         .ok_or_else(|| "empty `command`".to_string())?;
-    let (child_stdin, stdin, keep_reader) =
-        os::stdin_pipe().map_err(|e| format!("cannot create the stdin pipe: {e}"))?;
-    // Best effort: without it a write to a child that stops reading is not bounded.
-    let _ = os::set_nonblocking(stdin.as_raw_fd());
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Pipe::from(child_stdin))
-        .stdout(Pipe::piped())
-        .stderr(Pipe::piped())
-        .process_group(0);
-    if let Some(dir) = cwd {
-        cmd.current_dir(dir);
-    }
-    let spawned = cmd.spawn();
-    drop(cmd); // closes our copy of the child's read end
-    let mut child = spawned.map_err(|e| format!("cannot start `{program}`: {e}"))?;
-    let pid = child.id() as i32;
-    let pidfd = os::pidfd_open(pid);
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
+    let spawned = os::spawn(&os::Command {
+        program,
+        args,
+        env,
+        cwd,
+    })
+    .map_err(|e| format!("cannot start `{program}`: {e}"))?;
     let t = Arc::new(StdioTransport {
-        stdin: Mutex::new(Some(stdin)),
-        keep_reader: Mutex::new(Some(keep_reader)),
-        child: Mutex::new(Some(child)),
+        stdin: Mutex::new(Some(spawned.stdin)),
+        keep_reader: Mutex::new(Some(spawned.stdin_probe)),
+        child: Mutex::new(Some(spawned.child)),
         reaped: Mutex::new(None),
-        pid,
-        pidfd,
+        exit: spawned.exit,
         stderr: Arc::new(StderrTail::default()),
         stderr_drain: Mutex::new(None),
         threads: Mutex::new(Vec::new()),
@@ -128,6 +104,7 @@ pub fn spawn(
         write_timeout,
         closing: AtomicBool::new(false),
     });
+    let (stdout, stderr) = (spawned.stdout, spawned.stderr);
     if let Err(e) = t.start_threads(server, stdout, stderr, max_message_bytes, conn) {
         // A child nobody reads would linger: end it now.
         t.shutdown(Duration::ZERO);
@@ -140,43 +117,36 @@ impl StdioTransport {
     fn start_threads(
         self: &Arc<Self>,
         server: &str,
-        stdout: Option<std::process::ChildStdout>,
-        stderr: Option<std::process::ChildStderr>,
+        stdout: os::OutputPipe,
+        stderr: os::OutputPipe,
         max_message_bytes: usize,
         conn: &Arc<dyn Inbound>,
     ) -> Result<(), String> {
         let t = self;
-        let mut threads = Vec::new();
-        if let Some(err) = stderr {
-            let on_end = Box::new(Finished(t.finished.clone()));
-            let drained = stderr::drain(OwnedFd::from(err), t.stderr.clone(), on_end)?;
-            *lock(&t.stderr_drain) = Some(drained);
-        }
-        if let Some(out) = stdout {
-            let conn = conn.clone();
-            let me = t.clone();
-            let finished = Finished(t.finished.clone());
-            let h = crate::util::spawn(format!("tn-reader-{server}"), move || {
-                let _finished = finished;
-                let c = conn.clone();
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    me.read_loop(out, conn, max_message_bytes)
-                }));
-                if r.is_err() {
-                    c.fail_all(RequestError::Lost(
-                        "internal error: the reader thread panicked (a bug in toolnexus)".into(),
-                    ));
-                }
-            })
-            .map_err(|e| format!("cannot start the reader thread: {e}"))?;
-            threads.push(h);
-        }
-        *lock(&t.threads) = threads;
+        let on_end = Box::new(Finished(t.finished.clone()));
+        let drained = stderr::drain(stderr, t.stderr.clone(), on_end)?;
+        *lock(&t.stderr_drain) = Some(drained);
+        let conn = conn.clone();
+        let me = t.clone();
+        let finished = Finished(t.finished.clone());
+        let h = crate::util::spawn(format!("tn-reader-{server}"), move || {
+            let _finished = finished;
+            let c = conn.clone();
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                me.read_loop(stdout, conn, max_message_bytes)
+            }));
+            if r.is_err() {
+                c.fail_all(RequestError::Lost(
+                    "internal error: the reader thread panicked (a bug in toolnexus)".into(),
+                ));
+            }
+        })
+        .map_err(|e| format!("cannot start the reader thread: {e}"))?;
+        lock(&t.threads).push(h);
         Ok(())
     }
 
-    fn read_loop(&self, out: std::process::ChildStdout, conn: Arc<dyn Inbound>, max: usize) {
-        let fd = out.as_raw_fd(); // `out` stays open until this function returns
+    fn read_loop(&self, out: os::OutputPipe, conn: Arc<dyn Inbound>, max: usize) {
         let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
         let mut line: Vec<u8> = Vec::new();
         let handle = |l: &[u8]| {
@@ -187,7 +157,7 @@ impl StdioTransport {
         };
         loop {
             buf.clear();
-            let n = match os::read_appending(fd, &mut buf) {
+            let n = match out.read_appending(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -225,8 +195,8 @@ impl StdioTransport {
         )));
         // Stop the child from blocking on a pipe nobody reads; shutdown reaps it later. Signal
         // only while the leader is unreaped (the child lock held), so its pgid is still ours.
-        if lock(&self.child).is_some() {
-            os::signal_group(self.pid, os::SIGKILL);
+        if let Some(c) = &*lock(&self.child) {
+            c.stop_tree(os::Stop::Kill);
         }
         self.closing.store(true, Ordering::Release);
         lock(&self.stdin).take();
@@ -237,8 +207,8 @@ impl StdioTransport {
     /// reaped pid may be reused.
     fn exit_now(&self) -> (Option<os::Exit>, bool) {
         let child = lock(&self.child);
-        if child.is_some() {
-            (os::peek_exit(self.pid), false)
+        if let Some(c) = &*child {
+            (c.peek_exit(), false)
         } else {
             (*lock(&self.reaped), true)
         }
@@ -276,10 +246,18 @@ impl StdioTransport {
         msg
     }
 
-    /// Waits for the leader's exit (unreaped), at most `within`: on its pidfd, so a child that
-    /// exits on stdin EOF is seen as soon as it is gone.
+    /// Waits for the leader's exit (unreaped), at most `within`: on its exit event, so a child
+    /// that exits on stdin EOF is seen as soon as it is gone.
     fn wait_exit(&self, within: Duration) -> bool {
-        os::wait_exit(self.pid, self.pidfd.as_ref(), within)
+        self.exit.wait(within)
+    }
+
+    /// Tells the child's whole tree to stop, while the leader is unreaped (so its group is
+    /// still the child's).
+    fn stop_tree(&self, how: os::Stop) {
+        if let Some(c) = &*lock(&self.child) {
+            c.stop_tree(how);
+        }
     }
 }
 
@@ -294,41 +272,6 @@ impl Drop for Finished {
     }
 }
 
-/// A reaped child's exit in the words of [`os::peek_exit`].
-fn exit_of(status: std::process::ExitStatus) -> Option<os::Exit> {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .map(os::Exit::Code)
-        .or_else(|| status.signal().map(os::Exit::Signal))
-}
-
-/// Live (not zombie) processes in process group `pgid` other than a process `pgid` itself, from
-/// /proc. Called only once `kill(-pgid, 0)` found the group alive after the leader was reaped.
-fn group_members(pgid: i32) -> usize {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    dir.filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
-        .filter(|pid| *pid != pgid)
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| {
-                    // pid (comm) state ppid pgrp …; comm may hold spaces, so split after ')'.
-                    let rest = &s[s.rfind(')')? + 1..];
-                    let mut f = rest.split_whitespace();
-                    let state = f.next()?;
-                    let _ppid = f.next()?;
-                    let pgrp: i32 = f.next()?.parse().ok()?;
-                    Some(pgrp == pgid && state != "Z")
-                })
-                .unwrap_or(false)
-        })
-        .count()
-}
-
 impl Transport for StdioTransport {
     fn send(&self, msg: &Outgoing<'_>) -> Result<(), String> {
         self.write_line(msg.text)
@@ -336,7 +279,7 @@ impl Transport for StdioTransport {
 
     fn peer_read_all(&self) -> Option<bool> {
         let keep = lock(&self.keep_reader);
-        Some(os::unread_bytes(keep.as_ref()?).ok()? == 0)
+        Some(keep.as_ref()?.unread_bytes().ok()? == 0)
     }
 
     fn begin_close(&self) {
@@ -350,40 +293,25 @@ impl Transport for StdioTransport {
             g.take();
         }
         if !self.wait_exit(grace) {
-            os::signal_group(self.pid, os::SIGTERM);
+            self.stop_tree(os::Stop::Ask);
             if !self.wait_exit(Duration::from_secs(1)) {
-                os::signal_group(self.pid, os::SIGKILL);
+                self.stop_tree(os::Stop::Kill);
                 self.wait_exit(Duration::from_secs(2));
             }
         }
-        {
+        let leftovers: Option<os::Leftovers> = {
             // Reap and record in one critical section of `child`, so that a reader that finds
             // no child finds the exit recorded ([`Self::exit_now`]).
             let mut child = lock(&self.child);
-            if let Some(mut c) = child.take() {
-                *lock(&self.reaped) = c.wait().ok().and_then(exit_of);
-            }
-        }
-        // Stragglers (§3: no orphans). The group outlives its reaped leader only while it has
-        // members (zombies included), and while it has any the kernel keeps the number
-        // allocated, so it cannot have been recycled: a group found alive now is the child's.
-        // One `kill(-pgid, 0)` says there is none, the common case, instead of reading every
-        // process's /proc stat file; only when there is one does the scan tell live members from
-        // zombies that nobody reaps (a container's pid 1 may not). (Only if every member died
-        // between two checks *and* the pid space wrapped around in that instant could the
-        // number name someone else's group.)
-        if os::group_alive(self.pid) && group_members(self.pid) > 0 {
-            os::signal_group(self.pid, os::SIGTERM);
-            let deadline = Instant::now() + Duration::from_millis(500);
-            while os::group_alive(self.pid)
-                && group_members(self.pid) > 0
-                && Instant::now() < deadline
-            {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            if os::group_alive(self.pid) {
-                os::signal_group(self.pid, os::SIGKILL);
-            }
+            child.take().map(|c| {
+                let (exit, leftovers) = c.reap();
+                *lock(&self.reaped) = exit;
+                leftovers
+            })
+        };
+        // Stragglers (§3: no orphans): what of the tree outlived its leader is ended.
+        if let Some(l) = leftovers {
+            l.end();
         }
         lock(&self.stdin).take();
         lock(&self.keep_reader).take();

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "toolnexus.h"
+#include "win_compat.h"
 
 static int tn_test_failed;
 
@@ -122,12 +123,20 @@ static inline const char *fixture(void) {
   if (!path[0]) {
     const char *f = getenv("TN_FIXTURE");
     if (!realpath(f ? f : "target/debug/tn-fixture-server", path)) snprintf(path, sizeof path, "%s", f ? f : "?");
+#ifdef _WIN32
+    /* forward slashes: Windows takes them, and the path goes into JSON strings unescaped */
+    for (char *p = path; *p; p++)
+      if (*p == '\\') *p = '/';
+#endif
   }
   return path;
 }
 
 /* true while the process exists and is not a zombie */
 static inline int pid_alive(long pid) {
+#ifdef _WIN32
+  return tn_pid_alive(pid);
+#else
   char path[64], buf[512];
   snprintf(path, sizeof path, "/proc/%ld/stat", pid);
   FILE *f = fopen(path, "r");
@@ -137,6 +146,7 @@ static inline int pid_alive(long pid) {
   buf[n] = 0;
   char *p = strrchr(buf, ')');
   return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+#endif
 }
 
 /* The integer in the "output" of a ToolResult like {"output":"123",...}. */

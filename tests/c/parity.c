@@ -37,6 +37,7 @@
 
 #include "toolnexus.h"
 #include "json_flat.h"
+#include "win_compat.h"
 
 #define ID_PLACEHOLDER "\"id\":\"<ID>\""
 #define ID_PREFIX "\"id\":\""

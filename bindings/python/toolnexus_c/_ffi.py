@@ -62,9 +62,11 @@ _SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
 }
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-BUNDLED_LIB = os.path.join(_PKG_DIR, "libtoolnexus.so")
+# The library's file name: toolnexus.dll on Windows (issue 25), else libtoolnexus.so.
+LIB_NAME = "toolnexus.dll" if os.name == "nt" else "libtoolnexus.so"
+BUNDLED_LIB = os.path.join(_PKG_DIR, LIB_NAME)
 # Running from a source checkout without installing: the cargo debug build.
-_CHECKOUT_LIB = os.path.normpath(os.path.join(_PKG_DIR, "..", "..", "..", "target", "debug", "libtoolnexus.so"))
+_CHECKOUT_LIB = os.path.normpath(os.path.join(_PKG_DIR, "..", "..", "..", "target", "debug", LIB_NAME))
 
 _lib: Optional[ctypes.CDLL] = None
 _lib_lock = threading.Lock()

@@ -97,7 +97,7 @@ const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra
 [--stdout-close-after-init] [--print-pid-file PATH] [--hardening-tools] [--stdout-outlives-exit-ms N] \
 [--http ADDR [--tls-cert FILE --tls-key FILE]] [--log FILE] [--get-status CODE] [--get-close-after-ms N] [--get-retry MS] \
 [--sse-all] [--modern] [--dual] [--exit-on-discover] [--silent-on-discover] [--skills] [--live] [--ttl-ms N] \
-[--crash-at-start-if PATH] [--tasks]";
+[--crash-at-start-if PATH] [--tasks] | --sleep SECONDS";
 
 fn usage_error(msg: &str) -> ! {
     eprintln!("fixture: {msg}\n{USAGE}");
@@ -157,6 +157,11 @@ fn parse_opts() -> Opts {
                 .unwrap_or_else(|| usage_error(&format!("{what} needs a value")))
         };
         match a.as_str() {
+            // Only sleeps: the grandchild `spawn_child` starts where there is no `sleep` (Windows).
+            "--sleep" => {
+                thread::sleep(std::time::Duration::from_secs(num(&a, value(&a))));
+                process::exit(0);
+            }
             "--protocol" => o.protocol = Some(value("--protocol")),
             "--name" => o.name = value("--name"),
             "--extra-tools" => o.extra_tools = num(&a, value(&a)),

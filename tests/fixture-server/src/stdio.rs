@@ -109,6 +109,7 @@ fn stdin_ended(server: &Server) -> ! {
     if opts().ignore_stdin_eof || server.discard {
         sleep_forever();
     }
+    #[cfg(unix)]
     if let Some(ms) = opts().stdout_outlives_exit_ms {
         use std::os::unix::process::CommandExt;
         // A `sleep` in its own process group keeps our stdout open: the client reads EOF only

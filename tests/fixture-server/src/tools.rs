@@ -478,7 +478,14 @@ static CHILDREN: Mutex<Vec<Child>> = Mutex::new(Vec::new());
 
 /// Spawn `sleep 1000` in our own process group with null stdio; return its pid.
 fn spawn_sleeper() -> io::Result<u32> {
-    let child = Command::new("sleep")
+    #[cfg(unix)]
+    let mut cmd = Command::new("sleep");
+    // Windows has no `sleep`: this program again, told to sleep (issue 25).
+    #[cfg(windows)]
+    let mut cmd = Command::new(std::env::current_exe()?);
+    #[cfg(windows)]
+    cmd.arg("--sleep");
+    let child = cmd
         .arg("1000")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
