@@ -21,6 +21,9 @@ pub mod fs;
 pub mod net;
 mod types;
 
+#[cfg(test)]
+mod tests;
+
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
