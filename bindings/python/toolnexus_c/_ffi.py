@@ -9,6 +9,7 @@ failing call, on the same thread, before any other tn_ call.
 
 import ctypes
 import os
+import sys
 import threading
 from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int32, c_uint64, c_void_p
 from typing import Any, Callable, Dict, List, Optional, Tuple, Type, Union
@@ -55,9 +56,11 @@ _SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
 }
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-BUNDLED_LIB = os.path.join(_PKG_DIR, "libtoolnexus.so")
+# The library's file name on this platform (issue 26: macOS names it libtoolnexus.dylib).
+LIB_NAME = "libtoolnexus.dylib" if sys.platform == "darwin" else "libtoolnexus.so"
+BUNDLED_LIB = os.path.join(_PKG_DIR, LIB_NAME)
 # Running from a source checkout without installing: the cargo debug build.
-_CHECKOUT_LIB = os.path.normpath(os.path.join(_PKG_DIR, "..", "..", "..", "target", "debug", "libtoolnexus.so"))
+_CHECKOUT_LIB = os.path.normpath(os.path.join(_PKG_DIR, "..", "..", "..", "target", "debug", LIB_NAME))
 
 _lib: Optional[ctypes.CDLL] = None
 _lib_lock = threading.Lock()
