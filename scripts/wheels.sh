@@ -24,6 +24,9 @@ WHEELHOUSE=$(cd "$WHEELHOUSE" && pwd)
 scripts/install-cross.sh >/dev/null
 CROSS=$ROOT/target/cross/venv
 export PATH=$CROSS/bin:$PATH CARGO_TERM_COLOR=never PIP_DISABLE_PIP_VERSION_CHECK=1
+# The wheels' libraries are stripped: no debug info to compile (the release profile has line
+# tables for `make lib`), which saves a good part of each cold build.
+export CARGO_PROFILE_RELEASE_DEBUG=0
 VERSION=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
 MAJOR=${VERSION%%.*}
 
