@@ -14,6 +14,13 @@
 #
 # The release build goes to target/install (not target/release) because its link flags differ
 # (the soname); the Python package's build (bindings/python/setup.py) shares it.
+#
+# On macOS (issue 26) the library is lib/libtoolnexus.dylib, one file whose install name is
+# @rpath/libtoolnexus.dylib (build.rs sets it), so the .pc file and the CMake target always carry
+# an rpath to LIBDIR; there is no ldconfig.
+#
+#   make wheels WHEELHOUSE=DIR            # every release wheel (scripts/wheels.sh): manylinux2014
+#                                         # x86_64 and aarch64, musllinux_1_2 x86_64
 
 PREFIX       ?= /usr/local
 LIBDIR       ?= $(PREFIX)/lib
@@ -30,11 +37,30 @@ CARGO_INSTALL_TARGET_DIR ?= target/install
 VERSION := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
 MAJOR   := $(firstword $(subst ., ,$(VERSION)))
 MINOR   := $(word 2,$(subst ., ,$(VERSION)))
+BUILT   := $(CARGO_INSTALL_TARGET_DIR)/release
+UNAME_S ?= $(shell uname -s)
+ifeq ($(UNAME_S),Darwin)
+# One file, named @rpath/libtoolnexus.dylib inside (build.rs): no symlinks, no soname flag.
+SHARED  := libtoolnexus.dylib
+SONAME  := @rpath/libtoolnexus.dylib
+REAL    := libtoolnexus.dylib
+LIB_LINK_ARGS :=
+STRIP_SHARED := -x
+STRIP_STATIC := -S
+# What a static link needs besides libtoolnexus.a (rustc --print native-static-libs, macOS;
+# scripts/test-cross.sh compares). Each framework as one -Wl, word, so that CMake's list keeps
+# "-framework" and its name together.
+STATIC_LIBS := -Wl,-framework,Security -Wl,-framework,CoreFoundation -liconv -lSystem -lc -lm
+else
+SHARED  := libtoolnexus.so
 SONAME  := libtoolnexus.so.$(MAJOR)
 REAL    := libtoolnexus.so.$(VERSION)
-BUILT   := $(CARGO_INSTALL_TARGET_DIR)/release
+LIB_LINK_ARGS := -- -C link-arg=-Wl,-soname,$(SONAME)
+STRIP_SHARED := --strip-unneeded
+STRIP_STATIC := --strip-debug
 # What a static link needs besides libtoolnexus.a (rustc --print native-static-libs, Linux).
 STATIC_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+endif
 empty :=
 space := $(empty) $(empty)
 comma := ,
@@ -42,25 +68,32 @@ STATIC_LIBS_CMAKE := $(subst $(space),;,$(STATIC_LIBS))
 # The system library directories: no rpath there (the dynamic linker's own search path).
 SYSTEM_LIBDIRS := /usr/lib /usr/local/lib /usr/lib64 /usr/local/lib64 /lib /lib64 \
   /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu
-IS_SYSTEM := $(filter $(patsubst %/,%,$(LIBDIR)),$(SYSTEM_LIBDIRS))
+# (On macOS an @rpath install name needs an rpath wherever the library is.)
+IS_SYSTEM := $(if $(filter Darwin,$(UNAME_S)),,$(filter $(patsubst %/,%,$(LIBDIR)),$(SYSTEM_LIBDIRS)))
 PC_LIBS := -L$${libdir} $(if $(IS_SYSTEM),,-Wl,-rpath,$${libdir} )-ltoolnexus
 CMAKE_RPATH := $(if $(IS_SYSTEM),,-Wl$(comma)-rpath$(comma)$(LIBDIR))
 
-.PHONY: all lib install uninstall
+.PHONY: all lib install uninstall wheels
 
 all: lib
 
 lib:
 	CARGO_TARGET_DIR=$(CARGO_INSTALL_TARGET_DIR) $(CARGO) rustc --release --lib -p toolnexus-c \
-	  --crate-type cdylib,staticlib -- -C link-arg=-Wl,-soname,$(SONAME)
+	  --crate-type cdylib,staticlib $(LIB_LINK_ARGS)
+
+WHEELHOUSE ?= target/wheelhouse
+wheels:
+	scripts/wheels.sh "$(WHEELHOUSE)"
 
 install: lib
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(CMAKEDIR)
-	$(STRIP) --strip-unneeded -o $(DESTDIR)$(LIBDIR)/$(REAL).tmp $(BUILT)/libtoolnexus.so
+	$(STRIP) $(STRIP_SHARED) -o $(DESTDIR)$(LIBDIR)/$(REAL).tmp $(BUILT)/$(SHARED)
 	chmod 0755 $(DESTDIR)$(LIBDIR)/$(REAL).tmp && mv -f $(DESTDIR)$(LIBDIR)/$(REAL).tmp $(DESTDIR)$(LIBDIR)/$(REAL)
+ifneq ($(UNAME_S),Darwin)
 	ln -sfn $(REAL) $(DESTDIR)$(LIBDIR)/$(SONAME)
-	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libtoolnexus.so
-	$(STRIP) --strip-debug -o $(DESTDIR)$(LIBDIR)/libtoolnexus.a $(BUILT)/libtoolnexus.a
+	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/$(SHARED)
+endif
+	$(STRIP) $(STRIP_STATIC) -o $(DESTDIR)$(LIBDIR)/libtoolnexus.a $(BUILT)/libtoolnexus.a
 	chmod 0644 $(DESTDIR)$(LIBDIR)/libtoolnexus.a
 	$(INSTALL) -m 0644 include/toolnexus.h $(DESTDIR)$(INCLUDEDIR)/toolnexus.h
 	$(INSTALL) -m 0644 bindings/cpp/toolnexus.hpp $(DESTDIR)$(INCLUDEDIR)/toolnexus.hpp
@@ -113,13 +146,13 @@ install: lib
 	  'endif()' \
 	  > $(DESTDIR)$(CMAKEDIR)/toolnexusConfigVersion.cmake
 	chmod 0644 $(DESTDIR)$(CMAKEDIR)/toolnexusConfig.cmake $(DESTDIR)$(CMAKEDIR)/toolnexusConfigVersion.cmake
-	@if [ -z "$(DESTDIR)" ] && [ -n "$(IS_SYSTEM)" ]; then \
+	@if [ -z "$(DESTDIR)" ] && [ -n "$(IS_SYSTEM)" ] && [ "$(UNAME_S)" != Darwin ]; then \
 	  if $(LDCONFIG) 2>/dev/null; then echo "ldconfig: updated the linker cache"; \
 	  else echo "note: could not run ldconfig (run it as root so the linker finds $(SONAME))"; fi; \
 	fi
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/$(REAL) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libtoolnexus.so \
+	rm -f $(DESTDIR)$(LIBDIR)/$(REAL) $(DESTDIR)$(LIBDIR)/$(notdir $(SONAME)) $(DESTDIR)$(LIBDIR)/$(SHARED) \
 	  $(DESTDIR)$(LIBDIR)/libtoolnexus.a $(DESTDIR)$(INCLUDEDIR)/toolnexus.h $(DESTDIR)$(INCLUDEDIR)/toolnexus.hpp \
 	  $(DESTDIR)$(PKGCONFIGDIR)/toolnexus.pc $(DESTDIR)$(CMAKEDIR)/toolnexusConfig.cmake \
 	  $(DESTDIR)$(CMAKEDIR)/toolnexusConfigVersion.cmake

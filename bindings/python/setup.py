@@ -1,8 +1,11 @@
 """Builds libtoolnexus with cargo (setuptools-rust, Binding.NoBinding) into the toolnexus_c package.
 
-The wheel carries toolnexus_c/libtoolnexus.so (loaded with ctypes, so the wheel is tagged
-py3-none-<platform>; `auditwheel repair` retags it manylinux) with its debug info stripped,
-plus the repository's LICENSE-MIT and LICENSE-APACHE. The Rust sources are found at
+The wheel carries toolnexus_c/libtoolnexus.so (libtoolnexus.dylib on macOS; loaded with ctypes, so
+the wheel is tagged py3-none-<platform>; `auditwheel repair` retags it manylinux) with its debug
+info stripped, plus the repository's LICENSE-MIT and LICENSE-APACHE. With $TOOLNEXUS_PREBUILT_LIB
+set, the wheel carries that file instead of building one (scripts/wheels.sh builds each release
+wheel's library with cargo-zigbuild for its glibc or musl, then packages it this way) and
+$TOOLNEXUS_WHEEL_PLAT names its platform (e.g. linux_aarch64, before `auditwheel repair`). The Rust sources are found at
 $TOOLNEXUS_SOURCE_DIR, else in rust/ beside this file (an sdist carries them there: see
 SdistWithRust), else two directories up (a checkout). The cargo invocation is the Makefile's
 (`make lib`: cdylib + staticlib, soname libtoolnexus.so.0), so with CARGO_TARGET_DIR set to the
@@ -15,6 +18,7 @@ import shutil
 import sys
 
 from setuptools import setup
+from setuptools.dist import Distribution
 from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
 from setuptools_rust import Binding, RustExtension, Strip
@@ -26,12 +30,16 @@ except ImportError:  # pragma: no cover - older wheel
     from setuptools.command.bdist_wheel import bdist_wheel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SONAME = "libtoolnexus.so.0"
+DARWIN = sys.platform == "darwin"
 # The target cargo builds for (CARGO_BUILD_TARGET, which setuptools-rust passes on): a Windows
 # one gives toolnexus_c/toolnexus.dll in a win_amd64 wheel (issue 25; cross-built with mingw-w64).
 TARGET = os.environ.get("CARGO_BUILD_TARGET", "")
 WINDOWS = "windows" in TARGET
-LIB_NAME = "toolnexus.dll" if WINDOWS else "libtoolnexus.so"
+# macOS: one file named @rpath/libtoolnexus.dylib inside (build.rs); Linux: a soname.
+LIB_NAME = "toolnexus.dll" if WINDOWS else "libtoolnexus.dylib" if DARWIN else "libtoolnexus.so"
+SONAME = "libtoolnexus.so.0"
+PREBUILT = os.environ.get("TOOLNEXUS_PREBUILT_LIB")
+WHEEL_PLAT = os.environ.get("TOOLNEXUS_WHEEL_PLAT")
 LICENSES = ("LICENSE-MIT", "LICENSE-APACHE")
 # What cargo needs to build the library (an sdist carries these under rust/).
 RUST_FILES = ("Cargo.toml", "Cargo.lock", "build.rs", "cbindgen.toml") + LICENSES
@@ -51,13 +59,13 @@ def source_dir():
 
 
 SRC = source_dir()
-if os.path.normpath(os.path.join(HERE, "..", "..")) == SRC and not os.environ.get("CARGO_TARGET_DIR"):
+if not PREBUILT and os.path.normpath(os.path.join(HERE, "..", "..")) == SRC and not os.environ.get("CARGO_TARGET_DIR"):
     # In a checkout: the Makefile's target directory, shared with `make lib`.
     os.environ["CARGO_TARGET_DIR"] = os.path.join(SRC, "target", "install")
 
 
 class BuildRust(build_rust):
-    """The library as toolnexus_c/libtoolnexus.so, and a one-line error when Rust is missing."""
+    """The library as toolnexus_c/libtoolnexus.so (.dylib), and a one-line error when Rust is missing."""
 
     def run(self):
         cargo = os.environ.get("CARGO", "cargo")
@@ -85,6 +93,10 @@ class BuildPyWithLicenses(build_py):
         os.makedirs(dest, exist_ok=True)
         for name in LICENSES:
             shutil.copyfile(os.path.join(SRC, name), os.path.join(dest, name))
+        if PREBUILT:
+            if not os.path.isfile(PREBUILT):
+                sys.exit("toolnexus-c: TOOLNEXUS_PREBUILT_LIB=%s is not a file" % PREBUILT)
+            shutil.copyfile(PREBUILT, os.path.join(dest, LIB_NAME))
 
 
 class SdistWithRust(sdist):
@@ -122,18 +134,29 @@ class PlatformWheel(bdist_wheel):
             if not TARGET.startswith("x86_64-"):
                 sys.exit("toolnexus-c: only x86_64 Windows wheels are built (CARGO_BUILD_TARGET=%s)" % TARGET)
             plat = "win_amd64"
-        return "py3", "none", plat
+        return "py3", "none", WHEEL_PLAT or plat
+
+
+class NativeDistribution(Distribution):
+    """Has a native library even when it is prebuilt (no rust_extensions then): so the wheel puts
+    it in platlib, where `auditwheel repair` looks."""
+
+    def has_ext_modules(self):
+        return True
 
 
 setup(
-    rust_extensions=[
+    distclass=NativeDistribution,
+    rust_extensions=[]
+    if PREBUILT
+    else [
         RustExtension(
             "toolnexus_c.libtoolnexus",
             path=os.path.join(SRC, "Cargo.toml"),
             binding=Binding.NoBinding,
             # `make lib`'s flags exactly, so the two share one build in target/install.
             args=["--crate-type", "cdylib,staticlib"],
-            rustc_flags=[] if WINDOWS else ["-C", "link-arg=-Wl,-soname," + SONAME],
+            rustc_flags=[] if DARWIN or WINDOWS else ["-C", "link-arg=-Wl,-soname," + SONAME],
             strip=Strip.Debug,
             debug=False,
         )

@@ -19,6 +19,10 @@
 
 pub mod fs;
 pub mod net;
+/// The POSIX-only cases (children are `sh` scripts; issue 26).
+#[cfg(all(test, unix))]
+mod posix_tests;
+/// The cases every platform runs, against the fixture server (issue 25: Linux and Wine).
 #[cfg(test)]
 mod tests;
 mod types;

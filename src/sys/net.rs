@@ -30,6 +30,7 @@ pub fn start_connect(addr: &SocketAddr) -> io::Result<TcpStream> {
         Type::STREAM,
         Some(Protocol::TCP),
     )?;
+    super::imp::net::no_sigpipe(&sock)?;
     sock.set_nonblocking(true)?;
     match sock.connect(&SockAddr::from(*addr)) {
         Ok(()) => {}

@@ -9,6 +9,7 @@ failing call, on the same thread, before any other tn_ call.
 
 import ctypes
 import os
+import sys
 import threading
 from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int32, c_uint64, c_void_p
 from typing import Any, Callable, Dict, List, Optional, Tuple, Type, Union
@@ -62,8 +63,14 @@ _SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
 }
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-# The library's file name: toolnexus.dll on Windows (issue 25), else libtoolnexus.so.
-LIB_NAME = "toolnexus.dll" if os.name == "nt" else "libtoolnexus.so"
+# The library's file name on this platform: toolnexus.dll on Windows (issue 25),
+# libtoolnexus.dylib on macOS (issue 26), else libtoolnexus.so.
+if os.name == "nt":
+    LIB_NAME = "toolnexus.dll"
+elif sys.platform == "darwin":
+    LIB_NAME = "libtoolnexus.dylib"
+else:
+    LIB_NAME = "libtoolnexus.so"
 BUNDLED_LIB = os.path.join(_PKG_DIR, LIB_NAME)
 # Running from a source checkout without installing: the cargo debug build.
 _CHECKOUT_LIB = os.path.normpath(os.path.join(_PKG_DIR, "..", "..", "..", "target", "debug", LIB_NAME))

@@ -6,9 +6,23 @@ use std::io;
 use std::net::TcpStream;
 use std::time::Duration;
 
+/// Makes `sock` unable to raise SIGPIPE where that is a property of the socket: on Apple
+/// platforms `SO_NOSIGPIPE` (socket2 sets it on the sockets it creates; set again here so the
+/// direct path does not depend on that). Elsewhere each send says `MSG_NOSIGNAL` instead.
+#[cfg(target_vendor = "apple")]
+pub fn no_sigpipe(sock: &socket2::Socket) -> io::Result<()> {
+    rustix::net::sockopt::set_socket_nosigpipe(sock, true).map_err(io::Error::from)
+}
+
+/// See the Apple version: here every send carries `MSG_NOSIGNAL`.
+#[cfg(not(target_vendor = "apple"))]
+pub fn no_sigpipe(_sock: &socket2::Socket) -> io::Result<()> {
+    Ok(())
+}
+
 /// Sends what it can of `buf` without blocking (a full send buffer is `WouldBlock`) and without
 /// raising SIGPIPE: `MSG_NOSIGNAL` where it exists; on Apple platforms the socket carries
-/// `SO_NOSIGPIPE` (set by socket2 when it is created, and by std for its own sockets).
+/// `SO_NOSIGPIPE` instead ([`no_sigpipe`]).
 pub fn send(sock: &TcpStream, buf: &[u8]) -> io::Result<usize> {
     use rustix::net::SendFlags;
     #[cfg(not(any(target_vendor = "apple", target_os = "haiku")))]

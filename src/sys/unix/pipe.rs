@@ -1,8 +1,11 @@
 //! A child's pipes on POSIX: a stdin whose writes are bounded and can never raise SIGPIPE, and
-//! reads of stdout and stderr.
+//! reads of stdout and stderr, through rustix. Every end is close-on-exec: `pipe2` on Linux,
+//! `pipe` then `FD_CLOEXEC` where `pipe2` is missing (macOS).
 
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
+use std::io::{self, IoSlice};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -20,39 +23,37 @@ pub struct OutputPipe(OwnedFd);
 /// can ever raise SIGPIPE in the host (or fail with EPIPE), whatever the child does and
 /// without a signal-mask call per write; a dead child is noticed by its stdout instead.
 pub(super) fn stdin_pipe() -> io::Result<(OwnedFd, StdinWriter, StdinProbe)> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: pipe2 fills the two-element array on success.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(
-            e.kind(),
-            format!("cannot create the stdin pipe: {e}"),
-        ));
-    }
-    // SAFETY: both descriptors were just created and are owned by nobody else.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    let keep = read.try_clone()?;
+    let why = |e: io::Error| io::Error::new(e.kind(), format!("cannot create the stdin pipe: {e}"));
+    let (read, write) = cloexec_pipe().map_err(why)?;
+    let keep = read.try_clone().map_err(why)?;
     // Best effort: without it a write to a child that stops reading is not bounded.
-    let _ = set_nonblocking(write.as_raw_fd());
+    let _ = rustix::io::ioctl_fionbio(&write, true);
     Ok((read, StdinWriter(write), StdinProbe(keep)))
 }
 
-/// Makes `fd` non-blocking, so that a write to a child that stops reading is bounded.
-fn set_nonblocking(fd: RawFd) -> io::Result<()> {
-    // SAFETY: fcntl on a descriptor the caller owns; no memory is involved.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    // SAFETY: as above.
-    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-        return Err(io::Error::last_os_error());
+/// A pipe whose two ends are close-on-exec, so no other child of the host inherits them: in one
+/// call where `pipe2` exists, else (macOS) `pipe` then `FD_CLOEXEC` on each end. (Between the two
+/// a fork in another host thread could inherit them; std's own pipes on macOS have the same gap.)
+fn cloexec_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    #[cfg(not(any(target_vendor = "apple", target_os = "aix", target_os = "haiku")))]
+    {
+        Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
     }
-    Ok(())
+    #[cfg(any(target_vendor = "apple", target_os = "aix", target_os = "haiku"))]
+    {
+        use rustix::io::{fcntl_setfd, FdFlags};
+        let (read, write) = rustix::pipe::pipe()?;
+        fcntl_setfd(&read, FdFlags::CLOEXEC)?;
+        fcntl_setfd(&write, FdFlags::CLOEXEC)?;
+        Ok((read, write))
+    }
 }
 
 /// How often a waiting writer looks at its `give_up` flag.
 const GIVE_UP_CHECK: Duration = Duration::from_millis(50);
 
 /// Waits until `fd` can be written, at most until `deadline`.
-fn wait_writable(fd: RawFd, deadline: Instant, give_up: &AtomicBool) -> io::Result<()> {
+fn wait_writable(fd: impl AsFd, deadline: Instant, give_up: &AtomicBool) -> io::Result<()> {
     loop {
         if give_up.load(Ordering::Acquire) {
             return Err(io::Error::new(
@@ -67,24 +68,21 @@ fn wait_writable(fd: RawFd, deadline: Instant, give_up: &AtomicBool) -> io::Resu
                 "the server is not reading its stdin",
             ));
         }
-        let left = left.min(GIVE_UP_CHECK);
-        let mut p = libc::pollfd {
-            fd,
-            events: libc::POLLOUT,
-            revents: 0,
-        };
-        let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut p, 1, ms) };
-        if r > 0 {
-            return Ok(());
+        let mut fds = [PollFd::new(&fd, PollFlags::OUT)];
+        match rustix::event::poll(&mut fds, Some(&timespec(left.min(GIVE_UP_CHECK)))) {
+            Ok(n) if n > 0 => return Ok(()),
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
+    }
+}
+
+/// `d` for poll(2) (at least a millisecond: a shorter wait would spin).
+pub(super) fn timespec(d: Duration) -> Timespec {
+    let d = d.max(Duration::from_millis(1));
+    Timespec {
+        tv_sec: d.as_secs().min(i32::MAX as u64) as _,
+        tv_nsec: d.subsec_nanos() as _,
     }
 }
 
@@ -100,32 +98,16 @@ impl StdinWriter {
         deadline: Instant,
         give_up: &AtomicBool,
     ) -> io::Result<()> {
-        let fd = self.0.as_raw_fd();
         while !a.is_empty() || !b.is_empty() {
-            let iov = [
-                libc::iovec {
-                    iov_base: a.as_ptr() as *mut libc::c_void,
-                    iov_len: a.len(),
-                },
-                libc::iovec {
-                    iov_base: b.as_ptr() as *mut libc::c_void,
-                    iov_len: b.len(),
-                },
-            ];
-            // SAFETY: both iovecs describe valid readable slices; `fd` is open (we own it).
-            let n = unsafe { libc::writev(fd, iov.as_ptr(), 2) };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                match e.kind() {
-                    io::ErrorKind::Interrupted => continue,
-                    io::ErrorKind::WouldBlock => {
-                        wait_writable(fd, deadline, give_up)?;
-                        continue;
-                    }
-                    _ => return Err(e),
+            let mut n = match rustix::io::writev(&self.0, &[IoSlice::new(a), IoSlice::new(b)]) {
+                Ok(n) => n,
+                Err(Errno::INTR) => continue,
+                Err(Errno::AGAIN) => {
+                    wait_writable(&self.0, deadline, give_up)?;
+                    continue;
                 }
-            }
-            let mut n = n as usize;
+                Err(e) => return Err(e.into()),
+            };
             let from_a = n.min(a.len());
             a = &a[from_a..];
             n -= from_a;
@@ -153,17 +135,7 @@ impl OutputPipe {
     /// at connect, and 64 KiB of every server's resident memory, for replies that are mostly a
     /// few hundred bytes).
     pub fn read_appending(&self, buf: &mut Vec<u8>) -> io::Result<usize> {
-        let spare = buf.spare_capacity_mut();
-        // SAFETY: `read` writes at most `spare.len()` bytes at `spare`, memory this Vec owns
-        // and nobody else references while we hold `&mut buf`.
-        let n = unsafe { libc::read(self.0.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let n = n as usize;
-        // SAFETY: the kernel initialised the first `n` bytes of the spare capacity (n <= its len).
-        unsafe { buf.set_len(buf.len() + n) };
-        Ok(n)
+        rustix::io::read(&self.0, rustix::buffer::spare_capacity(buf)).map_err(io::Error::from)
     }
 
     /// Reads once into `buf`.
@@ -174,10 +146,28 @@ impl OutputPipe {
     /// Makes reads return `WouldBlock` instead of waiting (the stderr drain reads a pipe only
     /// when its poller says so, and never blocks on one).
     pub fn set_nonblocking(&self) -> io::Result<()> {
-        set_nonblocking(self.0.as_raw_fd())
+        rustix::io::ioctl_fionbio(&self.0, true).map_err(io::Error::from)
     }
+}
 
-    pub(super) fn raw(&self) -> RawFd {
-        self.0.as_raw_fd()
+impl AsFd for OutputPipe {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.0.as_fd()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustix::io::{fcntl_getfd, FdFlags};
+
+    /// Every end we keep is close-on-exec (`pipe2` on Linux; `pipe` then `FD_CLOEXEC` where it
+    /// is missing), so no other child of the host inherits a child's stdin and holds it open.
+    #[test]
+    fn our_ends_are_close_on_exec() {
+        let (child_end, writer, probe) = stdin_pipe().unwrap();
+        for fd in [child_end.as_fd(), writer.0.as_fd(), probe.0.as_fd()] {
+            assert!(fcntl_getfd(fd).unwrap().contains(FdFlags::CLOEXEC));
+        }
     }
 }

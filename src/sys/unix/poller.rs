@@ -1,81 +1,56 @@
-//! The stderr drain's poller on POSIX: one epoll set, level-triggered.
+//! The stderr drain's poller on POSIX: `polling` (epoll on Linux, kqueue on macOS), level-
+//! triggered, so a pipe not read to the end is reported again on the next wait.
 
 use super::pipe::OutputPipe;
+use polling::{Event, Events, PollMode};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::num::NonZeroUsize;
+use std::os::fd::{AsFd, AsRawFd};
+use std::sync::Mutex;
 
 /// See [`crate::sys::Poller`].
 pub struct Poller {
-    epoll: OwnedFd,
+    poller: polling::Poller,
+    /// The buffer `wait` fills (one waiter at a time: the drain's thread).
+    events: Mutex<Events>,
 }
 
+/// How many events one wait takes in.
+const EVENTS: NonZeroUsize = NonZeroUsize::new(64).unwrap();
+
 impl Poller {
-    /// A new epoll instance (close-on-exec).
     pub fn new() -> io::Result<Poller> {
-        // SAFETY: epoll_create1 takes flags and returns a new descriptor or -1; no memory is
-        // involved.
-        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
         Ok(Poller {
-            // SAFETY: the descriptor was just created and is owned by nobody else.
-            epoll: unsafe { OwnedFd::from_raw_fd(fd) },
+            poller: polling::Poller::new()?,
+            events: Mutex::new(Events::with_capacity(EVENTS)),
         })
     }
 
-    /// Adds `pipe`, readable or hung up, reported with `token`.
+    /// Adds `pipe`, readable or hung up (end of file reads as readable), reported with `token`.
     pub fn add(&self, pipe: &OutputPipe, token: usize) -> io::Result<()> {
-        let mut ev = libc::epoll_event {
-            events: (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
-            u64: token as u64,
-        };
-        // SAFETY: a valid epoll_event; both descriptors are open (the caller owns the pipe).
-        if unsafe {
-            libc::epoll_ctl(
-                self.epoll.as_raw_fd(),
-                libc::EPOLL_CTL_ADD,
-                pipe.raw(),
-                &mut ev,
+        // SAFETY: `add` requires that the pipe be deleted from the poller before it is closed:
+        // the drain removes every pipe ([`Poller::remove`]) before dropping it, except in a
+        // process forked from the one that made the poller, which never uses that poller.
+        unsafe {
+            self.poller.add_with_mode(
+                pipe.as_fd().as_raw_fd(),
+                Event::readable(token),
+                PollMode::Level,
             )
-        } != 0
-        {
-            return Err(io::Error::last_os_error());
         }
-        Ok(())
     }
 
     /// Removes `pipe` (before it is closed).
     pub fn remove(&self, pipe: &OutputPipe) {
-        // SAFETY: a NULL event is allowed for EPOLL_CTL_DEL since Linux 2.6.9; no memory is
-        // written.
-        unsafe {
-            libc::epoll_ctl(
-                self.epoll.as_raw_fd(),
-                libc::EPOLL_CTL_DEL,
-                pipe.raw(),
-                std::ptr::null_mut(),
-            )
-        };
+        let _ = self.poller.delete(pipe);
     }
 
     /// Waits (without a timeout) for events and appends their tokens to `tokens`.
     pub fn wait(&self, tokens: &mut Vec<usize>) -> io::Result<()> {
-        const MAX: usize = 64;
-        let mut events = [libc::epoll_event { events: 0, u64: 0 }; MAX];
-        // SAFETY: `events` has room for MAX entries, which is what the kernel may write.
-        let n = unsafe {
-            libc::epoll_wait(
-                self.epoll.as_raw_fd(),
-                events.as_mut_ptr(),
-                MAX as libc::c_int,
-                -1,
-            )
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        tokens.extend(events[..n as usize].iter().map(|e| e.u64 as usize));
+        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        events.clear();
+        self.poller.wait(&mut events, None)?;
+        tokens.extend(events.iter().map(|e| e.key));
         Ok(())
     }
 }
