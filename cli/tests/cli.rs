@@ -406,8 +406,10 @@ fn bridge_maps_tools_for_every_provider_vector() {
 // ---------------------------------------------------------------- watch (issue 28)
 
 /// A process this test started, killed and reaped when dropped (so no failure leaves it).
+#[cfg(unix)]
 struct Reaped(std::process::Child);
 
+#[cfg(unix)]
 impl Drop for Reaped {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -416,6 +418,7 @@ impl Drop for Reaped {
 }
 
 /// The HTTP fixture with `--live` on a free port: the process and its URL.
+#[cfg(unix)]
 fn http_fixture() -> (Reaped, String) {
     let mut child = Command::new(fixture())
         .args(["--http", "127.0.0.1:0", "--live"])
@@ -438,6 +441,7 @@ fn http_fixture() -> (Reaped, String) {
 }
 
 /// `toolnexus watch` with stdout read line by line on a thread.
+#[cfg(unix)]
 fn spawn_watch(dir: &Path, args: &[&str]) -> (Reaped, std::sync::mpsc::Receiver<String>) {
     let mut child = Command::new(EXE)
         .args(args)
@@ -462,6 +466,7 @@ fn spawn_watch(dir: &Path, args: &[&str]) -> (Reaped, std::sync::mpsc::Receiver<
 
 /// Waits (generously) for a line that contains every one of `parts`; every line seen so far
 /// is kept in `seen`.
+#[cfg(unix)]
 fn wait_line(
     rx: &std::sync::mpsc::Receiver<String>,
     seen: &mut Vec<String>,
@@ -489,6 +494,7 @@ fn wait_line(
     );
 }
 
+#[cfg(unix)]
 fn signal(pid: u32, sig: &str) {
     let ok = Command::new("kill")
         .args([sig, &pid.to_string()])
@@ -498,6 +504,7 @@ fn signal(pid: u32, sig: &str) {
 }
 
 /// Whether process `pid` runs (a zombie does not count; without /proc, `kill -0`).
+#[cfg(unix)]
 fn alive(pid: u32) -> bool {
     if !Path::new("/proc/self").exists() {
         return Command::new("kill")
@@ -514,6 +521,7 @@ fn alive(pid: u32) -> bool {
 }
 
 /// Ends within a generous bound, or panics.
+#[cfg(unix)]
 fn exit_code(child: &mut Reaped) -> std::process::ExitStatus {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {

@@ -267,7 +267,9 @@ def test_ctrl_c_during_a_synchronous_call_cancels_it():
         time.sleep(0.5)  # inside c.call by now
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=10)
+        # Generous: the child waits up to 5 s for the server to note the cancel, then
+        # disconnects, on a machine that may be loaded (a call running to its end takes 60 s).
+        out, err = proc.communicate(timeout=45)
         elapsed = time.monotonic() - t0
     finally:
         if proc.poll() is None:
@@ -282,7 +284,7 @@ def test_ctrl_c_during_a_synchronous_call_cancels_it():
     assert proc.returncode != 0
     # SIGINT came about 0.5 s into the call: it was seen within one wait slice, not at the end
     assert float(lines[0].split()[2]) < 1.5, lines[0]
-    assert elapsed < 6, elapsed
+    assert elapsed < 30, elapsed
 
 
 # ---------------------------------------------------------------- reentrancy and leaks

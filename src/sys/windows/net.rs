@@ -14,6 +14,11 @@ use windows_sys::Win32::Networking::WinSock::{
     WSAPoll, POLLRDNORM, POLLWRNORM, SOCKET, SOCKET_ERROR, WSAEINPROGRESS, WSAPOLLFD,
 };
 
+/// Nothing to set: Windows has no SIGPIPE (issue 26's interface: macOS sets `SO_NOSIGPIPE`).
+pub fn no_sigpipe(_sock: &socket2::Socket) -> io::Result<()> {
+    Ok(())
+}
+
 /// Runs `f` with `sock` non-blocking, then makes it blocking again.
 fn nonblocking<T>(sock: &TcpStream, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
     sock.set_nonblocking(true)?;
