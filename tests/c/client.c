@@ -1084,7 +1084,8 @@ static void *kill_later(void *arg) {
 /* A server killed from outside while a call waits on it: the call fails at once with the exit
  * status, and the connection says so afterwards. */
 static void test_server_killed_mid_call(void) {
-  tn_client *c = connect_one("", NULL, NULL, NULL);
+  /* "restart": false: the dead server stays dead for the last check (restarts: live.c). */
+  tn_client *c = connect_one("", "\"restart\":false", NULL, NULL);
   char *r = call(c, "fx_pid", NULL);
   kill_target = output_long(r);
   free(r);
