@@ -240,8 +240,11 @@ def test_an_exception_in_on_progress_cancels_the_call(ev_config):
 
 
 CHILD = textwrap.dedent("""
-    import json, sys, time
+    import json, signal, sys, time
     import toolnexus_c as tn
+    # Python leaves SIGINT ignored when it started so (a test command run in the background):
+    # the handler Ctrl-C raises KeyboardInterrupt through, whatever this process inherited.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     c = tn.connect({"mcpServers": {"fx": {"command": [sys.argv[1]]}}})
     print("ready", flush=True)
     t0 = time.monotonic()
