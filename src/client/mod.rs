@@ -270,6 +270,32 @@ impl<T> Opening<'_, T> {
     }
 }
 
+impl Client {
+    /// The session of server `name` when it is connected (Skills, Tasks); else
+    /// `TN_ERR_NOT_FOUND` saying why: unknown, disabled, failed (its error), being started
+    /// again, or still opening. A disconnected client is `TN_ERR_CLOSED`.
+    pub(crate) fn connected(&self, name: &str) -> Result<Arc<Session>> {
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(closed());
+        }
+        let not_found = |why: String| Err(Error::new(ErrorKind::NotFound, why));
+        let Some(slot) = self.inner.slots.iter().find(|s| s.name == name) else {
+            return not_found(format!("no server named `{name}` in the config"));
+        };
+        let st = slot.lock();
+        match (&st.phase, &st.session) {
+            (servers::Phase::Connected, Some(s)) => Ok(s.clone()),
+            (servers::Phase::Disabled, _) => not_found(format!("server `{name}` is disabled")),
+            // `error` already reads "server `x` failed during `phase`: cause".
+            (servers::Phase::Failed { error, .. }, _) => not_found(error.clone()),
+            (servers::Phase::Restarting { reason, .. }, _) => not_found(format!(
+                "server `{name}` is being started again ({reason}); ask once it is connected"
+            )),
+            _ => not_found(format!("server `{name}` is not connected")),
+        }
+    }
+}
+
 fn closed() -> Error {
     Error::new(ErrorKind::Closed, "the client is disconnected")
 }

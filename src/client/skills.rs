@@ -94,43 +94,7 @@ impl Client {
 
     /// The connected server `name` when it offers skills; else why not (`TN_ERR_NOT_FOUND`).
     fn skills_of(&self, name: &str) -> Result<Arc<Session>> {
-        if self.inner.closed.load(Ordering::Acquire) {
-            return Err(closed());
-        }
-        let Some(slot) = self.inner.slots.iter().find(|s| s.name == name) else {
-            return Err(Error::new(
-                ErrorKind::NotFound,
-                format!("no server named `{name}` in the config"),
-            ));
-        };
-        let session = {
-            let st = slot.lock();
-            match (&st.phase, &st.session) {
-                (Phase::Connected, Some(s)) => s.clone(),
-                (Phase::Disabled, _) => {
-                    return Err(Error::new(
-                        ErrorKind::NotFound,
-                        format!("server `{name}` is disabled"),
-                    ))
-                }
-                // `error` already reads "server `x` failed during `phase`: cause".
-                (Phase::Failed { error, .. }, _) => {
-                    return Err(Error::new(ErrorKind::NotFound, error.clone()))
-                }
-                (Phase::Restarting { reason, .. }, _) => {
-                    return Err(Error::new(
-                        ErrorKind::NotFound,
-                        format!("server `{name}` is being started again ({reason}); ask once it is connected"),
-                    ))
-                }
-                _ => {
-                    return Err(Error::new(
-                        ErrorKind::NotFound,
-                        format!("server `{name}` is not connected"),
-                    ))
-                }
-            }
-        };
+        let session = self.connected(name)?;
         reentrant(&session)?;
         if !session.offers_skills() {
             return Err(Error::new(

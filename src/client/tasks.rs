@@ -1,36 +1,14 @@
 //! A server's tasks (issue 29): `tasks/list` of one connected server, where the server offers it
 //! (MCP 2025-11-25 `capabilities.tasks.list`; SEP-2663 removed it from MCP 2026-07-28).
 
-use super::servers::Phase;
-use super::{closed, Client};
+use super::Client;
 use crate::error::{Error, ErrorKind, Result};
-use std::sync::atomic::Ordering;
 
 impl Client {
     /// `{"server":"<name>","tasks":[<Task as the server sent it>…]}`, every page followed; a
     /// server that is unknown, not connected or lists no tasks: `NotFound`, naming why.
     pub fn list_tasks(&self, name: &str) -> Result<String> {
-        if self.inner.closed.load(Ordering::Acquire) {
-            return Err(closed());
-        }
-        let Some(slot) = self.inner.slots.iter().find(|s| s.name == name) else {
-            return Err(Error::new(
-                ErrorKind::NotFound,
-                format!("no server named `{name}` in the config"),
-            ));
-        };
-        let session = {
-            let st = slot.lock();
-            match (&st.phase, &st.session) {
-                (Phase::Connected, Some(s)) => s.clone(),
-                _ => {
-                    return Err(Error::new(
-                        ErrorKind::NotFound,
-                        format!("server `{name}` is not connected"),
-                    ))
-                }
-            }
-        };
+        let session = self.connected(name)?;
         if crate::host::in_own_resolver(&session.conn) {
             return Err(Error::new(
                 ErrorKind::Reentrant,
