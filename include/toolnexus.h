@@ -283,6 +283,20 @@ tn_status tn_call_tool_async(tn_client *client, const char *name, const char *ar
 tn_status tn_call_cancel(tn_client *client, uint64_t call_id);
 
 /*
+ [`tn_call_tool`](super::tn_call_tool) with options and an id (§7): `options_json` as for
+ `tn_call_tool_async` (NULL, or `{"timeoutMs": n}`); `*call_id_out` (may be NULL) is
+ written before the request goes out, so another thread may end the call with
+ `tn_call_cancel` while this one waits (its result is then the cancelled isError). It runs
+ and is woken as `tn_call_tool` is, on this thread: a binding's main thread waits at the
+ plain call's speed and can still stop on a signal (issue 30). 0 in `*call_id_out` on error.
+
+ # Safety
+ As for `tn_call_tool`; `options_json` is NULL or a NUL-terminated string; `call_id_out` is
+ NULL or writable until this function returns.
+ */
+tn_status tn_call_tool_ex(tn_client *client, const char *name, const char *args_json, const char *options_json, uint64_t *call_id_out, char **result_json_out);
+
+/*
  Continues a call whose result carried `metadata.pending` (contract §6): `resume_token` is
  that pending's `resume`, `answers_json` `{"<Request id>": <§10 Answer>, …}`. Same result
  contract as `tn_call_tool`; it may return another pending. A malformed token or a key that

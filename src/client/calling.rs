@@ -55,6 +55,43 @@ impl Drop for Finish {
 impl Client {
     /// Calls the tool `name` (§1); `args_json` None means `{}`.
     pub fn call_tool(&self, name: &str, args_json: Option<&str>) -> Result<String> {
+        self.call_on_this_thread(name, args_json, None, None)
+    }
+
+    /// [`Client::call_tool`] with its own `timeoutMs`, named by an id another thread may
+    /// cancel (§7): `on_id` learns it before the request goes out, and [`Client::cancel_call`]
+    /// ends the call as it ends an asynchronous one. The call runs on this thread, woken by
+    /// the reader as a plain call is (no pool thread): what lets a binding wait on its main
+    /// thread at the plain call's speed and still cancel on Ctrl-C (issue 30).
+    pub fn call_tool_with(
+        &self,
+        name: &str,
+        args_json: Option<&str>,
+        timeout: Option<Duration>,
+        on_id: impl FnOnce(u64),
+    ) -> Result<String> {
+        let (id, state) = self.calls.register().ok_or_else(closed)?;
+        // Retired however the call ends, a panic included, so disconnect's drain never waits
+        // on it.
+        struct Retire<'a>(&'a super::async_calls::Calls, u64);
+        impl Drop for Retire<'_> {
+            fn drop(&mut self) {
+                self.0.finished(self.1);
+            }
+        }
+        let _retire = Retire(&self.calls, id);
+        on_id(id);
+        self.call_on_this_thread(name, args_json, timeout, Some(&state))
+    }
+
+    /// A call on the caller's thread: the plain one (no `state`), or one the host may cancel.
+    fn call_on_this_thread(
+        &self,
+        name: &str,
+        args_json: Option<&str>,
+        own_timeout: Option<Duration>,
+        state: Option<&crate::session::CallState>,
+    ) -> Result<String> {
         let (idx, remote, args) = self.target(name, args_json)?;
         let slot = &self.inner.slots[idx];
         if slot
@@ -69,14 +106,24 @@ impl Client {
                 ),
             ));
         }
-        let timeout = self.timeout_of(idx, None);
-        match session_for_call(&self.inner, idx, timeout, &|| false) {
+        let timeout = self.timeout_of(idx, own_timeout);
+        let cancelled = || state.is_some_and(|s| s.is_cancelled());
+        match session_for_call(&self.inner, idx, timeout, &cancelled) {
             Ok((session, waited)) => {
                 let ctl = crate::session::CallCtl {
-                    timeout: left_after(timeout, waited),
+                    timeout: left_after(timeout, waited).or(own_timeout),
+                    state,
                     ..crate::session::CallCtl::PLAIN
                 };
-                session.call(&remote, &args, &ctl).ok_or_else(closed)
+                let result = session.call(&remote, &args, &ctl).ok_or_else(closed)?;
+                // A cancel that came first is what the call returns, as for an asynchronous one.
+                Ok(match state {
+                    Some(s) if !s.decide() => crate::mapping::shape::failure(&format!(
+                        "server `{}`: tools/call `{remote}` was cancelled",
+                        slot.name
+                    )),
+                    _ => result,
+                })
             }
             Err(Away::Closed) => Err(closed()),
             Err(Away::Failed(why)) => Ok(not_sent(&slot.name, &remote, &why)),

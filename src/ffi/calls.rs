@@ -1,5 +1,5 @@
 //! Calls the host controls (c-api.md "Calls the host controls", contract §7): the callback
-//! types, `tn_call_tool_async` and `tn_call_cancel`.
+//! types, `tn_call_tool_async`, `tn_call_tool_ex` and `tn_call_cancel`.
 
 use super::client::{self, tn_client};
 use super::guard::{guard, tn_status, TN_OK};
@@ -147,6 +147,53 @@ pub unsafe extern "C" fn tn_call_tool_async(
 pub unsafe extern "C" fn tn_call_cancel(client: *mut tn_client, call_id: u64) -> tn_status {
     guard("tn_call_cancel", || {
         client::lookup(client)?.cancel_call(call_id)
+    })
+}
+
+/// [`tn_call_tool`](super::tn_call_tool) with options and an id (§7): `options_json` as for
+/// `tn_call_tool_async` (NULL, or `{"timeoutMs": n}`); `*call_id_out` (may be NULL) is
+/// written before the request goes out, so another thread may end the call with
+/// `tn_call_cancel` while this one waits (its result is then the cancelled isError). It runs
+/// and is woken as `tn_call_tool` is, on this thread: a binding's main thread waits at the
+/// plain call's speed and can still stop on a signal (issue 30). 0 in `*call_id_out` on error.
+///
+/// # Safety
+/// As for `tn_call_tool`; `options_json` is NULL or a NUL-terminated string; `call_id_out` is
+/// NULL or writable until this function returns.
+#[no_mangle]
+pub unsafe extern "C" fn tn_call_tool_ex(
+    client: *mut tn_client,
+    name: *const c_char,
+    args_json: *const c_char,
+    options_json: *const c_char,
+    call_id_out: *mut u64,
+    result_json_out: *mut *mut c_char,
+) -> tn_status {
+    guard("tn_call_tool_ex", || {
+        // SAFETY: forwarded caller guarantee (NULL or writable).
+        unsafe { put_id(call_id_out, 0) };
+        // SAFETY: forwarded caller guarantees.
+        unsafe { init_out(result_json_out, "result_json_out")? };
+        // SAFETY: forwarded caller guarantees.
+        let name = unsafe { str_arg(name, "name")? };
+        // SAFETY: forwarded caller guarantees.
+        let args = unsafe { opt_str_arg(args_json, "args_json")? };
+        // SAFETY: forwarded caller guarantees.
+        let timeout = parse_options(unsafe { opt_str_arg(options_json, "options_json")? })?;
+        let c = client::lookup(client)?;
+        let result = c.call_tool_with(name, args, timeout, |id| {
+            // SAFETY: as above; written before the request goes out.
+            unsafe { put_id(call_id_out, id) }
+        });
+        match result {
+            // SAFETY: checked by init_out above.
+            Ok(text) => unsafe { set_out(result_json_out, text) },
+            Err(e) => {
+                // SAFETY: as above; 0 on error.
+                unsafe { put_id(call_id_out, 0) };
+                Err(e)
+            }
+        }
     })
 }
 

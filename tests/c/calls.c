@@ -331,6 +331,81 @@ static void soak(int n) {
 static int soak_n;
 static void soak_test(void) { soak(soak_n); }
 
+/* ---------------------------------------------------------------- tn_call_tool_ex */
+
+typedef struct {
+  tn_client *c;
+  volatile uint64_t id;
+  tn_status st;
+  char *result;
+  double ended;
+} sync_call;
+
+static void *sync_ex(void *arg) {
+  sync_call *s = arg;
+  s->st = tn_call_tool_ex(s->c, "fx_slow", "{\"ms\":20000}", NULL, (uint64_t *)&s->id, &s->result);
+  s->ended = now_s();
+  return NULL;
+}
+
+/* A synchronous call another thread cancels by the id it published (issue 30): the call
+ * returns the cancelled isError promptly, the server is told, the id is then gone. */
+static void a_synchronous_call_is_cancelled_from_another_thread(void) {
+  tn_client *c = connect_fx(NULL);
+  sync_call s = {.c = c};
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, sync_ex, &s) == 0, "thread");
+  for (int i = 0; i < 500 && s.id == 0; i++) usleep(10 * 1000);
+  CHECK(s.id >= 1, "call_id_out written while the call waits");
+  usleep(200 * 1000);
+  double t0 = now_s();
+  tn_status st = tn_call_cancel(c, s.id);
+  CHECK(st == TN_OK, "cancel: %d %s", st, tn_last_error_message());
+  pthread_join(t, NULL);
+  CHECK(s.st == TN_OK, "status %d", s.st);
+  CHECK(s.ended - t0 < 3, "returned promptly after the cancel: %.2f s", s.ended - t0);
+  CHECK(contains(s.result, "was cancelled") && contains(s.result, "\"isError\":true"), "result %s", s.result);
+  CHECK(tn_call_cancel(c, s.id) == TN_ERR_NOT_FOUND, "the id is retired");
+  char *ids = NULL;
+  for (int i = 0; i < 50; i++) {
+    free(ids);
+    ids = call(c, "fx_cancelled_ids", "{}");
+    if (!contains(ids, "[]")) break;
+    usleep(20 * 1000);
+  }
+  CHECK(!contains(ids, "[]"), "the server was told: %s", ids);
+  free(ids);
+  tn_string_free(s.result);
+  tn_disconnect(c);
+}
+
+/* Its options, ids and refusals: timeoutMs ends it; a finished call's id is retired; bad
+ * options and unknown tools are refused with 0 in call_id_out. */
+static void a_synchronous_call_with_options(void) {
+  tn_client *c = connect_fx("\"timeout\":20000");
+  uint64_t id = 77;
+  char *out = NULL;
+  double t0 = now_s();
+  tn_status st = tn_call_tool_ex(c, "fx_slow", "{\"ms\":10000}", "{\"timeoutMs\":300}", &id, &out);
+  CHECK(st == TN_OK && now_s() - t0 < 5, "ended by timeoutMs: %d", st);
+  CHECK(contains(out, "timed out: no answer within 300 ms"), "result %s", out);
+  CHECK(id >= 1 && tn_call_cancel(c, id) == TN_ERR_NOT_FOUND, "id %llu retired", (unsigned long long)id);
+  tn_string_free(out);
+  out = NULL;
+  st = tn_call_tool_ex(c, "fx_echo", "{\"text\":\"hi\"}", NULL, NULL, &out);
+  CHECK(st == TN_OK && contains(out, "{\"output\":\"hi\",\"isError\":false}"), "plain: %s", out);
+  tn_string_free(out);
+  out = NULL;
+  id = 77;
+  st = tn_call_tool_ex(c, "fx_echo", "{}", "{\"timeoutMs\":0}", &id, &out);
+  CHECK(st == TN_ERR_INVALID_ARGUMENT && id == 0 && out == NULL, "timeoutMs 0: %d", st);
+  CHECK(contains(tn_last_error_message(), "timeoutMs"), "message %s", tn_last_error_message());
+  id = 77;
+  st = tn_call_tool_ex(c, "nope_nothing", "{}", NULL, &id, &out);
+  CHECK(st == TN_ERR_NOT_FOUND && id == 0 && out == NULL, "unknown tool: %d", st);
+  tn_disconnect(c);
+}
+
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   if (argc > 2 && strcmp(argv[1], "soak") == 0) {
@@ -348,6 +423,8 @@ int main(int argc, char **argv) {
       {"refused_calls_never_fire_done", refused_calls_never_fire_done},
       {"disconnect_fires_every_done_before_it_returns", disconnect_fires_every_done_before_it_returns},
       {"disconnect_from_done_is_reentrant", disconnect_from_done_is_reentrant},
+      {"a_synchronous_call_is_cancelled_from_another_thread", a_synchronous_call_is_cancelled_from_another_thread},
+      {"a_synchronous_call_with_options", a_synchronous_call_with_options},
   };
   return run_tests(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

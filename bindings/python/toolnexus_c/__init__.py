@@ -44,7 +44,7 @@ import traceback
 import weakref
 from typing import Any, Callable, Deque, Dict, Final, List, Optional, Set, Tuple, Union
 
-from . import _ffi
+from . import _ffi, _interrupt
 from ._ffi import (  # noqa: F401  (re-exported)
     Closed,
     ConfigError,
@@ -150,6 +150,16 @@ Resolver = Callable[[Request], Answer]
 # Set while this thread runs a resolver: a synchronous call made there uses tn_call_tool, which
 # refuses (TN_ERR_REENTRANT) what would deadlock instead of waiting for it.
 _in_resolver = threading.local()
+_MAIN_THREAD: Final = threading.main_thread()
+
+
+def _timeout_options(timeout_ms: Optional[int]) -> Optional[bytes]:
+    """The options_json of a call with its own timeout, or None."""
+    if timeout_ms is None:
+        return None
+    if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int):
+        raise TypeError("timeout_ms must be an int (milliseconds), got %s" % type(timeout_ms).__name__)
+    return _json_text({"timeoutMs": timeout_ms}, "options")
 
 
 def _json_text(value: JsonArg, what: str) -> bytes:
@@ -626,14 +636,31 @@ class Client:
         on_progress: called on this thread with each Progress, in order, before the return.
         KeyboardInterrupt (Ctrl-C) while waiting, or an exception raised by on_progress,
         cancels the call at the server and propagates."""
-        plain = timeout_ms is None and on_progress is None
-        if plain and (getattr(_in_resolver, "active", False)
-                      or threading.current_thread() is not threading.main_thread()):
-            # No signal to watch for and nothing to deliver here: the plain blocking call
-            # (which also refuses, with Reentrant, a call from an inline resolver to its own
-            # server instead of deadlocking).
+        if on_progress is None:
+            # Nothing to deliver here: the call runs on this thread (woken by the reader; it
+            # refuses, with Reentrant, a call from an inline resolver to its own server instead
+            # of deadlocking). On the main thread, tn_call_tool_ex, so that a SIGINT cancels it
+            # (issue 30: as fast as from a worker thread); elsewhere no signal can come.
+            h = self._h()
+            cname = _ffi.text_arg(name, "name")
             a = None if args is None else _json_text(args, "args")
-            return ToolResult(_text(_ffi.call_out(_ffi.lib().tn_call_tool, self._h(), _ffi.text_arg(name, "name"), a)))
+            options = _timeout_options(timeout_ms)
+            lib = _ffi.lib()
+            if (threading.current_thread() is not _MAIN_THREAD
+                    or getattr(_in_resolver, "active", False)):
+                if options is None:
+                    return ToolResult(_text(_ffi.call_out(lib.tn_call_tool, h, cname, a)))
+                return ToolResult(_text(_ffi.call_out(lib.tn_call_tool_ex, h, cname, a, options, None)))
+            if _interrupt.sigint_is_default():
+                try:
+                    return ToolResult(_text(_interrupt.call(
+                        lib.tn_call_cancel, h,
+                        lambda call_id: _ffi.call_out(lib.tn_call_tool_ex, h, cname, a, options,
+                                                      ctypes.byref(call_id)))))
+                except _interrupt.Unavailable:
+                    pass
+            # The host's own SIGINT handler runs while the call goes on, and cancels it if it
+            # raises: the sliced wait.
         return self._wait(self._starter(name, args), timeout_ms, on_progress)
 
     async def call_async(
@@ -775,11 +802,7 @@ class Client:
                deliver: _Deliver) -> _Pending:
         """Runs the starter (tn_call_tool_async or tn_call_tool_resume_async); raises what it
         refused (then done never fires)."""
-        options = None
-        if timeout_ms is not None:
-            if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int):
-                raise TypeError("timeout_ms must be an int (milliseconds), got %s" % type(timeout_ms).__name__)
-            options = _json_text({"timeoutMs": timeout_ms}, "options")
+        options = _timeout_options(timeout_ms)
         p = _Pending(deliver)
         key = next(_keys)
         with _pending_lock:

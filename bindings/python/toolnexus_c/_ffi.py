@@ -53,6 +53,7 @@ _SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "tn_call_tool_async": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, DONE, PROGRESS, c_void_p,
                                      POINTER(c_uint64)]),
     "tn_call_cancel": (c_int32, [c_void_p, c_uint64]),
+    "tn_call_tool_ex": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, POINTER(c_uint64), _OUT]),
     "tn_call_tool_resume": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
     "tn_list_skills": (c_int32, [c_void_p, _OUT]),
     "tn_get_skill": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),

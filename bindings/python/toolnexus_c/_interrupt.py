@@ -1,0 +1,140 @@
+"""Ctrl-C for a synchronous call on the main thread at the plain call's speed (issue 30).
+
+A plain call made on the main thread used to go through the asynchronous path (a library pool
+thread, a ctypes callback into Python, a queue the main thread polled in slices so that its
+signal handlers could run): about three times the latency of the same call from a worker
+thread. Now the main thread makes the call itself with tn_call_tool_ex, which runs it on this
+thread as tn_call_tool does and publishes its id first. Python's C-level signal handler writes
+the signal's number to the wakeup fd (signal.set_wakeup_fd) even while the main thread is
+inside the library; a watcher thread reads it and, for SIGINT, cancels the call in flight with
+tn_call_cancel. The call then returns (its cancelled isError) and Python raises
+KeyboardInterrupt on the main thread as it always does after a SIGINT.
+
+Used only when SIGINT's handler is Python's default one (which raises KeyboardInterrupt): a
+program with its own SIGINT handler keeps the sliced wait, where that handler runs while the
+call goes on and cancels it if it raises. Other signals' Python handlers run when the call
+returns (it is bounded by its timeout). A wakeup fd another library installed (asyncio's, say)
+is put back after the call, and the bytes read meanwhile are forwarded to it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import socket
+import threading
+import time
+from typing import Any, Optional, Set, Tuple
+
+try:
+    # signal.getsignal wraps this one in an enum lookup that costs ~2 µs (an exception inside);
+    # the raw handler is all we compare.
+    from _signal import getsignal as _getsignal
+except ImportError:  # not CPython
+    _getsignal = signal.getsignal
+
+# A signal that comes before the call has published its id: the watcher looks again this often.
+_ID_POLL_S = 0.001
+
+
+class _Watch:
+    """One watcher thread and its socket pair, for this process (remade after a fork)."""
+
+    def __init__(self, cancel: Any) -> None:
+        self.cancel = cancel  # cancel(handle, call_id) -> status; tn_call_cancel
+        self.r, self.w = socket.socketpair()
+        self.w.setblocking(False)
+        self.pid = os.getpid()
+        # (the call in flight: (handle, ctypes.c_uint64), or None; the wakeup fd we stand in
+        # for during it, or -1), swapped whole by the main thread (one store under the GIL).
+        self.state: Tuple[Optional[tuple], int] = (None, -1)
+        t = threading.Thread(target=self._run, name="toolnexus-sigwatch", daemon=True)
+        t.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                data = self.r.recv(512)
+            except OSError:
+                return
+            if not data:
+                return
+            current, forward = self.state
+            if forward >= 0:
+                try:
+                    os.write(forward, data)
+                except OSError:
+                    pass
+            if current is not None and signal.SIGINT in data:
+                self._cancel(current)
+
+    def _cancel(self, current: tuple) -> None:
+        handle, call_id = current
+        # The id is written before the request goes out; a SIGINT a few µs earlier waits for it
+        # (or for the call to end, when current changes).
+        while call_id.value == 0:
+            if self.state[0] is not current:
+                return
+            time.sleep(_ID_POLL_S)
+        try:
+            self.cancel(handle, call_id.value)
+        except BaseException:
+            pass
+
+
+class Unavailable(Exception):
+    """The wakeup fd could not be installed: the caller waits the sliced way instead."""
+
+
+_watch: Optional[_Watch] = None
+_watch_lock = threading.Lock()
+# Wakeup fds of watchers this process inherited through fork: never forwarded to.
+_stale_fds: Set[int] = set()
+
+
+def _after_fork() -> None:
+    global _watch
+    if _watch is not None:
+        _stale_fds.add(_watch.w.fileno())
+        _watch = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def sigint_is_default() -> bool:
+    """Whether SIGINT's handler is Python's default one (KeyboardInterrupt): then a call on the
+    main thread may wait in the library and be cancelled from the watcher."""
+    return _getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def call(cancel: Any, handle: Any, run: Any) -> Any:
+    """run(call_id) makes the call (tn_call_tool_ex writing call_id) on this, the main, thread,
+    while a SIGINT cancels it through cancel(handle, id). Raises Unavailable, before running
+    anything, when no wakeup fd can be installed."""
+    global _watch
+    with _watch_lock:
+        if _watch is None:
+            _watch = _Watch(cancel)
+        w = _watch
+    wfd = w.w.fileno()
+    try:
+        prev = signal.set_wakeup_fd(wfd, warn_on_full_buffer=False)
+    except (ValueError, OSError) as e:  # not the main thread after all, or no wakeup fd here
+        raise Unavailable(str(e)) from e
+    if prev == wfd or prev in _stale_fds:
+        prev = -1
+    call_id = ctypes.c_uint64(0)
+    w.state = ((handle, call_id), prev)
+    try:
+        return run(call_id)
+    finally:
+        w.state = (None, -1)
+        if prev >= 0:
+            # Someone else's wakeup fd: theirs again (ours stays when there was none).
+            try:
+                signal.set_wakeup_fd(prev)
+            except (ValueError, OSError):
+                pass
