@@ -25,8 +25,10 @@
  *       servers s{F}..s{2F-1}: connect of 1 stdio server vs the whole config (--fleet-reps
  *       each, alternating), and 16 host threads in blocking echo calls on s0 alone vs spread
  *       round-robin over all 2F servers (also over the F stdio ones, over one HTTP server, over
- *       the F HTTP ones), --fleet-windows windows of each, alternating; then the connects again
- *       with every server (stdio and HTTP) started with --init-delay-ms N (--startup-ms).
+ *       the F HTTP ones), --fleet-windows windows of each, alternating; the connect of each
+ *       half alone beside the whole; for reference the floor's client of F stdio servers, s0
+ *       alone vs spread over the F (the same windows); then the connects again with every server
+ *       (stdio and HTTP) started with --init-delay-ms N (--startup-ms).
  *   host cold --who ours|floor --fixture PATH
  *       connect one server, one echo call, disconnect, exit (timed from outside).
  *   host rss --who ours|floor --servers N --fixture PATH [--calls 200] [--asks 5]
@@ -560,8 +562,8 @@ static uint64_t time_fleet_connect(const char *fixture, int nstdio, char *const 
 typedef struct {
   _Alignas(64) atomic_ulong done;
   void *h;
-  char *const *names; /* the tools this thread calls, round-robin, starting at names[at] */
-  int count, at;
+  char *const *names; /* ours: the tools this thread calls, round-robin, starting at names[at] */
+  int first, count, at; /* floor (names NULL): its servers first..first+count-1, from first+at */
   pthread_barrier_t *start;
   atomic_int *stop, *failed;
 } fworker;
@@ -571,7 +573,7 @@ static void *fwork(void *arg) {
   int i = w->at;
   pthread_barrier_wait(w->start);
   while (!atomic_load_explicit(w->stop, memory_order_relaxed)) {
-    if (ours_echo_tool(w->h, w->names[i]) != 0) {
+    if ((w->names ? ours_echo_tool(w->h, w->names[i]) : floor_echo_on(w->h, w->first + i)) != 0) {
       atomic_store(w->failed, 1);
       break;
     }
@@ -589,8 +591,9 @@ typedef struct {
 } fleet_calls;
 
 /* One window as conc_window's (groups×per_group threads in blocking echo calls, counted over
- * conc_ms after the warm-up), each thread calling the tools names[0..count-1] in turn, thread t
- * starting at t·count/threads, so the calls are spread evenly over the servers */
+ * conc_ms after the warm-up), each thread calling the servers s{first}..s{first+count-1} in
+ * turn (ours: by the tool names in names; the floor, names NULL: by index), thread t starting at
+ * t·count/threads, so the calls are spread evenly over the servers */
 static void fleet_window(void *h, char *const *names, fleet_calls *fc, const params *p) {
   int n = p->conc_groups * p->conc_per_group;
   fworker *w = aligned_alloc(64, sizeof(fworker) * (size_t)n);
@@ -602,7 +605,8 @@ static void fleet_window(void *h, char *const *names, fleet_calls *fc, const par
   for (int i = 0; i < n; i++) {
     memset(&w[i], 0, sizeof w[i]);
     w[i].h = h;
-    w[i].names = names + fc->first;
+    w[i].names = names ? names + fc->first : NULL;
+    w[i].first = fc->first;
     w[i].count = fc->count;
     w[i].at = (int)((long)i * fc->count / n);
     w[i].start = &start;
@@ -651,9 +655,14 @@ __attribute__((unused)) static void many_leg(const params *p, int first) {
   uint64_t ignore;
   time_connect(&o, p->fixture, 1);
   time_fleet_connect(p->fixture, n, f.urls, n, &ignore);
+  uint64_t *cS = calloc((size_t)reps, 8), *cH = calloc((size_t)reps, 8);
+  if (!cS || !cH) die("out of memory");
   for (int i = 0; i < reps; i++) {
     c1[i] = time_connect(&o, p->fixture, 1);
     cM[i] = time_fleet_connect(p->fixture, n, f.urls, n, &dM[i]);
+    /* the two halves alone: which part of the whole costs what */
+    cS[i] = time_fleet_connect(p->fixture, n, f.urls, 0, &ignore);
+    cH[i] = time_fleet_connect(p->fixture, 0, f.urls, n, &ignore);
   }
 
   /* calls: 16 host threads on one stdio server (s0) and spread over all 2n servers of the same
@@ -680,6 +689,21 @@ __attribute__((unused)) static void many_leg(const params *p, int first) {
   ours_ops.disconnect(h);
   fleet_stop(&f);
 
+  /* the floor's reference for the stdio part: its client of n stdio servers, 16 threads on s0
+   * alone and spread over all n, alternating windows (is the cost of spreading the library's?) */
+  fleet_calls ff[2] = {{.key = "one", .first = 0, .count = 1},
+                       {.key = "stdio", .first = 0, .count = n}};
+  {
+    void *fh = floor_ops.connect(p->fixture, n);
+    floor_ops.check(fh, n);
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < 2; k++)
+        if (floor_echo_on(fh, i)) die("floor: warm-up call on s%d failed", i);
+    for (int wdw = 0; wdw < p->fleet_windows; wdw++)
+      for (int k = 0; k < 2; k++) fleet_window(fh, NULL, &ff[first ? 1 - k : k], p);
+    floor_ops.disconnect(fh);
+  }
+
   /* connect, servers that take startup_ms to answer initialize (stdio and HTTP alike) */
   if (p->startup_ms > 0) {
     char delay[16];
@@ -703,6 +727,7 @@ __attribute__((unused)) static void many_leg(const params *p, int first) {
          "\"disconnect_all_ms\":%.3f",
          n, n, reps, p->fleet_windows, fleet_start_ms, threads0, threads_all, threads_calls,
          med_ms(c1, reps), med_ms(cM, reps), med_ms(dM, reps));
+  printf(",\"connect_stdio_ms\":%.3f,\"connect_http_ms\":%.3f", med_ms(cS, reps), med_ms(cH, reps));
   if (p->startup_ms > 0)
     printf(",\"connect1_startup_ms\":%.3f,\"connect_all_startup_ms\":%.3f", med_ms(s1, reps),
            med_ms(sM, reps));
@@ -710,10 +735,14 @@ __attribute__((unused)) static void many_leg(const params *p, int first) {
     printf(",\"calls_%s_per_s\":%.0f,\"calls_%s_cpu_us_per_call\":%.2f", fc[j].key,
            (double)fc[j].calls / ((double)fc[j].ns / 1e9), fc[j].key,
            fc[j].calls ? (double)fc[j].cpu / 1e3 / (double)fc[j].calls : 0);
+  for (int j = 0; j < 2; j++)
+    printf(",\"floor_calls_%s_per_s\":%.0f,\"floor_calls_%s_cpu_us_per_call\":%.2f", ff[j].key,
+           (double)ff[j].calls / ((double)ff[j].ns / 1e9), ff[j].key,
+           ff[j].calls ? (double)ff[j].cpu / 1e3 / (double)ff[j].calls : 0);
   putchar('}');
   for (int i = 0; i < all; i++) free(names[i]);
   free(names);
-  free(c1), free(cM), free(dM), free(s1), free(sM), free(sd);
+  free(c1), free(cM), free(dM), free(s1), free(sM), free(sd), free(cS), free(cH);
 }
 
 __attribute__((unused)) static void perf(const params *p) {

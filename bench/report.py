@@ -87,6 +87,8 @@ MANY_KEYS = [
     # key, label, unit
     ("connect1_ms", "connect, 1 stdio server", "ms"),
     ("connect_all_ms", "connect, all {A} servers", "ms"),
+    ("connect_stdio_ms", "connect, the {F} stdio ones alone", "ms"),
+    ("connect_http_ms", "connect, the {F} HTTP ones alone", "ms"),
     ("disconnect_all_ms", "disconnect, all {A} servers", "ms"),
     ("connect1_startup_ms", "connect, 1 stdio, {S} ms start", "ms"),
     ("connect_all_startup_ms", "connect, all {A}, {S} ms start", "ms"),
@@ -100,6 +102,10 @@ MANY_KEYS = [
     ("calls_http1_cpu_us_per_call", "  client CPU per call", "µs"),
     ("calls_http_per_s", "{C} threads, the {F} HTTP ones", "calls/s"),
     ("calls_http_cpu_us_per_call", "  client CPU per call", "µs"),
+    ("floor_calls_one_per_s", "floor: {C} threads, s0 alone", "calls/s"),
+    ("floor_calls_one_cpu_us_per_call", "  client CPU per call", "µs"),
+    ("floor_calls_stdio_per_s", "floor: {C} threads, {F} stdio", "calls/s"),
+    ("floor_calls_stdio_cpu_us_per_call", "  client CPU per call", "µs"),
     ("threads_before", "host threads before connecting", "threads"),
     ("threads_connected", "host threads, all {A} connected", "threads"),
     ("threads_after_calls", "host threads after the calls", "threads"),
@@ -198,7 +204,8 @@ def esc(text):
 def chart(r, checks, primary, meta):
     """An SVG bar chart (hand-written, no plotting library): one bar per key, each target marked
     (a tick at the bound, its ≤ or ≥ beside the value); met green, missed red, not measured grey.
-    The ratios share one axis (a dashed line at 1 = parity); each target in KB or ms (the second
+    The ratios share one axis up to 3.5 at most (a dashed line at 1 = parity; a longer bar is cut
+    and marked »); each target in KB or ms (the second
     panel) has a scale of its own, 0 to 1.25 × the larger of value and bound."""
     bounds = {k: (op, b) for k, op, b in TARGETS}
     ok_c, miss_c, none_c = "#3a7d44", "#c0392b", "#b0b0b0"
@@ -207,7 +214,7 @@ def chart(r, checks, primary, meta):
     out = []
     hi = max([1.6] + [r[k] * 1.08 for k, _ in CHART_RATIOS if r.get(k) is not None]
              + [bounds[k][1] * 1.15 for k, _ in CHART_RATIOS if k in bounds])
-    hi = min(hi, 6.0)
+    hi = min(hi, 3.5)  # a longer bar is cut at the edge and marked », its value written beside it
     sx = lambda v: x0 + (x1 - x0) * min(v, hi) / hi
 
     def bar_row(key, kind, v, scale, unit):
@@ -453,6 +460,7 @@ def main():
             "calls_stdio_spread_ratio": div(mn("calls_stdio_per_s"), mn("calls_one_per_s")),
             "calls_http_spread_ratio": div(mn("calls_http_per_s"), mn("calls_http1_per_s")),
             "calls_http1_vs_stdio1_ratio": div(mn("calls_http1_per_s"), mn("calls_one_per_s")),
+            "floor_calls_stdio_spread_ratio": div(mn("floor_calls_stdio_per_s"), mn("floor_calls_one_per_s")),
             "rss200_kb_per_stdio_server": per_extra(rf("rss_stdio_n_kb"), rf("rss_stdio1_kb")),
             "rss200_kb_per_http_server": per_extra(rf("rss_http_n_kb"), rf("rss_http1_kb")),
             # issue 30: Python, main thread over a worker thread
@@ -478,7 +486,8 @@ def main():
           f"{meta.get('cpus', '?')} CPUs ({meta.get('cpu_model', '?')}); kernel {meta.get('kernel', '?')}")
     print(f"  server: tn-fixture-server (release), tool `echo` ({{\"text\":\"hello\"}}) and `ask_form`")
     print(f"  medians over {meta.get('rounds', '?')} rounds per pass; a round = one host process running both "
-          f"clients interleaved in blocks (A B A B …, first one alternating by round), then 4 RSS processes")
+          f"clients interleaved in blocks (A B A B …, first one alternating by round), then the RSS processes"
+          + (" and the Python leg" if meta.get("python_leg") else ""))
     print(f"  seq: {meta['seq_calls']} calls (10 blocks); elicitation: {meta['ask_calls']} round trips (10 blocks); "
           f"throughput: {conc} host threads (4 groups × 4) in blocking calls on one server, "
           f"{meta['conc_window_ms']} ms counted (4 windows, alternating) per client")
@@ -547,8 +556,8 @@ def main():
                       f"{fmt(ratio):>11}   {orng:>21}  {frng:>21}")
         if s["many_rounds"]:
             fn = s["fleet_n"]
-            print(f"  -- many servers (ours only): one config of {fn} stdio + {fn} HTTP servers (fixture "
-                  f"processes; the HTTP ones --http 127.0.0.1:0)")
+            print(f"  -- many servers (ours, and the floor's stdio reference): one config of {fn} stdio + {fn} HTTP "
+                  f"servers (fixture processes; the HTTP ones --http 127.0.0.1:0)")
             for key, label, unit in MANY_KEYS:
                 a = s["many"][key]
                 if not a["n"]:
@@ -597,14 +606,16 @@ def main():
         if key in ("calls200_ratio", "rss200_kb_per_stdio_server", "rss200_kb_per_http_server") and v is None:
             extra = "   (" + MANY_NOTE + ")"
         if key == "calls200_ratio" and v is not None:
-            extra = (f"   (stdio only {fmt(r['calls_stdio_spread_ratio'])}, HTTP only "
+            extra = (f"   (stdio only {fmt(r['calls_stdio_spread_ratio'])}, the floor's "
+                     f"{fmt(r['floor_calls_stdio_spread_ratio'])}; HTTP only "
                      f"{fmt(r['calls_http_spread_ratio'])} of one HTTP server; one HTTP / one stdio "
                      f"{fmt(r['calls_http1_vs_stdio1_ratio'])})")
         if key == "py_main_thread_ratio" and v is None:
             extra = "   (" + PY_NOTE + ")"
         verdict = "ok" if ok else "MISSED" if v is not None else "not measured"
-        print(f"  {key:23} {fmt(v):>10}  {op} {bound:<6}  {verdict}{extra}")
-    print(f"  {'connect50_ratio_instant':23} {fmt(r['connect50_ratio_instant']):>10}  (no target; "
+        shown = f"{v:.3f}" if v is not None and abs(v) < 10 else fmt(v)
+        print(f"  {key:26} {shown:>9}  {op} {bound:<6}  {verdict}{extra}")
+    print(f"  {'connect50_ratio_instant':26} {fmt(r['connect50_ratio_instant']):>9}  (no target; "
           f"floor {fmt(r['floor_connect50_ratio_instant'])})")
     print("  client CPU per call (no targets): ours/floor seq "
           f"{fmt(r['seq_cpu_ratio'])}, 16 in flight {fmt(r['conc_cpu_ratio'])}, ask {fmt(r['ask_cpu_ratio'])}; "
