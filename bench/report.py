@@ -240,7 +240,7 @@ def chart(r, checks, primary, meta):
             out.append(f'<line x1="{bx:.1f}" y1="{y + 1}" x2="{bx:.1f}" y2="{y + row - 1}" stroke="#111" '
                        f'stroke-width="2"/>')
         sym = {"<=": "≤", ">=": "≥"}.get(op, "")
-        val = "—" if v is None else fmt(v, unit) + (" " + unit if unit else "")
+        val = "—" if v is None else f"{v:.3f}" if unit == "" else fmt(v, unit) + " " + unit
         verdict = "" if op is None else " ok" if met else " MISSED" if met is not None else ""
         tgt = "" if op is None else f"  (target {sym} {bound:g}{' ' + unit if unit else ''}{verdict})"
         out.append(f'<text x="{x1 + 14}" y="{y + 15}" font-size="12" fill="{colour if v is not None else "#666"}">'
