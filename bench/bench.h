@@ -44,6 +44,13 @@ extern const char *ours_protocol;
 int ours_mrtr_ask(void *h);
 /* ours.c: in_flight tn_call_tool_async echo calls kept in flight for ms; calls/s */
 double ours_async_window(void *h, int in_flight, int ms, double *cpu_us);
+/* ours.c, the many-server leg: one tn_connect of nstdio stdio servers s0.. (the fixture, with
+ * fixture_args) and nurls HTTP servers after them (s{nstdio}.. at urls[i]) */
+void *ours_connect_fleet(const char *fixture, int nstdio, char *const *urls, int nurls);
+/* ours.c: echo {"text":"hello"} on the tool named `tool` ("s7_echo"); 0 when the result is right */
+int ours_echo_tool(void *h, const char *tool);
+/* floor.c: echo on the floor's server s{i} (0 ≤ i < n of its connect); 0 when the result is right */
+int floor_echo_on(void *h, int i);
 /* floor.c: the top-level `id` and `method` of one JSON object (spans into s) */
 void scan_top(const char *s, size_t n, const char **id, size_t *idn, const char **method,
               size_t *mn);

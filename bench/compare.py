@@ -9,7 +9,8 @@ medians over rounds are printed side by side. Use it for a before/after of a cha
 
 Needs build/bench/host and host-floor (./scripts/bench builds them) and a release fixture.
 Default host options: --connect1-reps 31 --cold-reps 21 --seq 1000 --ask 100 --many 10
---startup-ms 0 --http 0; after `--`, `--http 1` adds the HTTP leg and `--https-cert F --https-key F
+--startup-ms 0 --http 0 --fleet 0 (no many-server leg: `-- --fleet 100` runs it, its figures
+not compared); after `--`, `--http 1` adds the HTTP leg and `--https-cert F --https-key F
 --https-ca F` (build/bench/tls, made by ./scripts/bench) the HTTPS leg, and their ratios are
 printed too.
 """
@@ -39,7 +40,7 @@ def main(argv):
     if len(dirs) < 2 or not all(os.path.exists(os.path.join(d, "libtoolnexus.so")) for d in dirs):
         sys.exit(__doc__)
     opts = ["--connect1-reps", "31", "--cold-reps", "21", "--seq", "1000", "--ask", "100",
-            "--many", "10", "--startup-ms", "0", "--http", "0"] + extra
+            "--many", "10", "--startup-ms", "0", "--http", "0", "--fleet", "0"] + extra
     runs = {d: [] for d in dirs}
     for r in range(rounds):
         for d in (dirs if r % 2 == 0 else dirs[::-1]):

@@ -341,6 +341,17 @@ static int floor_echo(void *h) {
   return ok ? 0 : -1;
 }
 
+/* echo on server s{i} (the many-server leg's reference: calls spread over the floor's servers) */
+int floor_echo_on(void *h, int i) {
+  fclient *fc = h;
+  if (i < 0 || i >= fc->n) die("floor: no server s%d", i);
+  char *r = request(&fc->c[i], "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"hello\"}}");
+  int ok = strstr(r, "\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}") != NULL;
+  if (!ok) fprintf(stderr, "bench: unexpected echo response from s%d %s\n", i, r);
+  free(r);
+  return ok ? 0 : -1;
+}
+
 static int floor_ask(void *h) {
   char *r = request(&((fclient *)h)->c[0], "tools/call", "{\"name\":\"ask_form\",\"arguments\":{}}");
   int ok = strstr(r, "\"result\":{") && strstr(r, "accept") && !strstr(r, "\"isError\":true");

@@ -19,13 +19,26 @@
  *       --https-cert FILE --https-key FILE --https-ca FILE (a server certificate for
  *       127.0.0.1, its key, the CA that signed it), the same again over HTTPS: the fixture with
  *       --tls-cert/--tls-key, ours with "tls":{"caFile":…}, floor_http.c on OpenSSL (this
- *       binary must be built with -DBENCH_TLS).
+ *       binary must be built with -DBENCH_TLS). Then (unless --fleet 0) the many-server leg,
+ *       ours only: --fleet F HTTP fixtures started here (F processes in --http mode, one port
+ *       each; default 100) and one config of F stdio servers s0..s{F-1} plus those F HTTP
+ *       servers s{F}..s{2F-1}: connect of 1 stdio server vs the whole config (--fleet-reps
+ *       each, alternating), and 16 host threads in blocking echo calls on s0 alone vs spread
+ *       round-robin over all 2F servers (also over the F stdio ones, over one HTTP server, over
+ *       the F HTTP ones), --fleet-windows windows of each, alternating; the connect of each
+ *       half alone beside the whole; for reference the floor's client of F stdio servers, s0
+ *       alone vs spread over the F (the same windows); then the connects again with every server
+ *       (stdio and HTTP) started with --init-delay-ms N (--startup-ms).
  *   host cold --who ours|floor --fixture PATH
  *       connect one server, one echo call, disconnect, exit (timed from outside).
  *   host rss --who ours|floor --servers N --fixture PATH [--calls 200] [--asks 5]
+ *            [--transport stdio|http] [--calls-each 0]
  *       connect N servers, a few echo calls and elicitations, print the peak RSS
  *       (getrusage ru_maxrss) of this process while still connected. With other --calls /
  *       --asks counts it doubles as a plain workload for valgrind/perf (bench/README.md).
+ *       Ours only: --transport http connects N HTTP fixtures this process starts (other
+ *       processes: their memory is not counted); --calls-each K adds K echo calls on each of
+ *       the N servers before the measurement.
  *   host cycles --who ours|floor --servers N --fixture PATH [--cycles 10]
  *       connect N servers, check, disconnect, --cycles times: a connect workload for
  *       valgrind/perf (two runs with different --cycles cancel start-up, bench/README.md).
@@ -104,6 +117,9 @@ typedef struct {
   int ask_calls, ask_blocks, ask_warmup;
   int conc_groups, conc_per_group, conc_windows, conc_warmup_ms, conc_ms;
   int servers, rss_calls, rss_asks, cycles;
+  int fleet, fleet_reps, fleet_windows; /* the many-server leg: servers per transport (0: skip) */
+  const char *transport;       /* rss: "stdio" or "http" (a fleet of HTTP fixtures) */
+  int calls_each;              /* rss: echo calls on every server (ours only) */
 } params;
 
 static void parse(int argc, char **argv, params *p) {
@@ -114,7 +130,8 @@ static void parse(int argc, char **argv, params *p) {
                 .conc_per_group = 4, .conc_windows = 4, .conc_warmup_ms = 30, .conc_ms = 150,
                 .servers = 1, .rss_calls = 200, .rss_asks = 5, .cycles = 10, .http = 1, .cold_reps = 5,
                 .probe_reps = 7, .async_windows = 4, .http_connect_reps = 7,
-                .http_seq = 2000, .http_ask = 500};
+                .http_seq = 2000, .http_ask = 500, .fleet = 100, .fleet_reps = 3,
+                .fleet_windows = 3, .transport = "stdio"};
   p->self = argv[0];
   for (int i = 2; i < argc; i += 2) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -131,6 +148,11 @@ static void parse(int argc, char **argv, params *p) {
     else if (!strcmp(a, "--cold-reps")) p->cold_reps = atoi(v);
     else if (!strcmp(a, "--who")) p->who = v;
     else if (!strcmp(a, "--many")) p->many = atoi(v);
+    else if (!strcmp(a, "--fleet")) p->fleet = atoi(v);
+    else if (!strcmp(a, "--fleet-reps")) p->fleet_reps = atoi(v);
+    else if (!strcmp(a, "--fleet-windows")) p->fleet_windows = atoi(v);
+    else if (!strcmp(a, "--transport")) p->transport = v;
+    else if (!strcmp(a, "--calls-each")) p->calls_each = atoi(v);
     else if (!strcmp(a, "--servers")) p->servers = atoi(v);
     else if (!strcmp(a, "--calls")) p->rss_calls = atoi(v);
     else if (!strcmp(a, "--asks")) p->rss_asks = atoi(v);
@@ -149,6 +171,11 @@ static void parse(int argc, char **argv, params *p) {
   if (p->startup_ms < 0 || p->startup1_reps < 1 || p->startupN_reps < 1 || p->connect1_reps < 1 ||
       p->connectN_reps < 1)
     die("--startup-ms must be >= 0 and the connect reps >= 1");
+  if (p->fleet < 0 || p->fleet_reps < 1 || p->fleet_windows < 1 || p->calls_each < 0 ||
+      p->servers < 1)
+    die("--fleet must be >= 0, --fleet-reps, --fleet-windows and --servers >= 1, --calls-each >= 0");
+  if (strcmp(p->transport, "stdio") && strcmp(p->transport, "http"))
+    die("--transport stdio|http");
   if (!p->https_cert != !p->https_key || !p->https_cert != !https_ca_file)
     die("--https-cert, --https-key and --https-ca go together");
 #ifndef BENCH_TLS
@@ -223,9 +250,9 @@ static uint64_t time_cold(const char *bin, const char *who, const char *fixture)
 }
 
 /* the fixture in HTTP mode on 127.0.0.1 (port chosen by the kernel), HTTPS with cert and key
- * (both NULL: plain); its URL in url */
+ * (both NULL: plain), with --init-delay-ms delay when delay is not NULL; its URL in url */
 static pid_t start_http_fixture(const char *fixture, const char *cert, const char *key,
-                                char *url, size_t cap) {
+                                const char *delay, char *url, size_t cap) {
   int fds[2];
   if (pipe(fds) != 0) die("pipe");
   posix_spawn_file_actions_t fa;
@@ -233,13 +260,19 @@ static pid_t start_http_fixture(const char *fixture, const char *cert, const cha
   posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
   posix_spawn_file_actions_addclose(&fa, fds[0]);
   posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  char *argv[] = {(char *)fixture, "--http", "127.0.0.1:0", NULL, NULL, NULL, NULL, NULL};
+  char *argv[10] = {(char *)fixture, "--http", "127.0.0.1:0"};
+  int argc = 3;
   if (cert) {
-    argv[3] = "--tls-cert";
-    argv[4] = (char *)cert;
-    argv[5] = "--tls-key";
-    argv[6] = (char *)key;
+    argv[argc++] = "--tls-cert";
+    argv[argc++] = (char *)cert;
+    argv[argc++] = "--tls-key";
+    argv[argc++] = (char *)key;
   }
+  if (delay) {
+    argv[argc++] = "--init-delay-ms";
+    argv[argc++] = (char *)delay;
+  }
+  argv[argc] = NULL;
   pid_t pid;
   if (posix_spawn(&pid, fixture, &fa, NULL, argv, environ) != 0) die("spawn fixture --http");
   posix_spawn_file_actions_destroy(&fa);
@@ -256,6 +289,53 @@ static pid_t start_http_fixture(const char *fixture, const char *cert, const cha
   if (sscanf(line, "listening on %255s", url) != 1 || strlen(url) >= cap)
     die("fixture --http%s said: %s", cert ? " --tls-cert …" : "", line);
   return pid;
+}
+
+/* n HTTP fixtures (plain, --init-delay-ms delay unless NULL), each its own process on a port of
+ * its own, started one after another; stopped (SIGTERM, reaped) by fleet_stop */
+typedef struct {
+  int n;
+  pid_t *pids;
+  char **urls;
+} fleet;
+
+static void fleet_start(fleet *f, const char *fixture, int n, const char *delay) {
+  f->n = n;
+  f->pids = calloc((size_t)n, sizeof *f->pids);
+  f->urls = calloc((size_t)n, sizeof *f->urls);
+  if (!f->pids || !f->urls) die("out of memory");
+  for (int i = 0; i < n; i++) {
+    f->urls[i] = malloc(256);
+    if (!f->urls[i]) die("out of memory");
+    f->pids[i] = start_http_fixture(fixture, NULL, NULL, delay, f->urls[i], 256);
+    for (int j = 0; j < i; j++)
+      if (!strcmp(f->urls[i], f->urls[j])) die("two HTTP fixtures at %s", f->urls[i]);
+  }
+}
+
+static void fleet_stop(fleet *f) {
+  for (int i = 0; i < f->n; i++)
+    if (kill(f->pids[i], SIGTERM) != 0) die("kill fixture %d: %s", (int)f->pids[i], strerror(errno));
+  for (int i = 0; i < f->n; i++) {
+    while (waitpid(f->pids[i], NULL, 0) < 0)
+      if (errno != EINTR) die("waitpid fixture %d: %s", (int)f->pids[i], strerror(errno));
+    free(f->urls[i]);
+  }
+  free(f->pids);
+  free(f->urls);
+  f->n = 0;
+}
+
+/* the number of threads of this process (/proc/self/status), -1 if unknown */
+static int thread_count(void) {
+  FILE *fp = fopen("/proc/self/status", "r");
+  if (!fp) return -1;
+  char line[256];
+  int n = -1;
+  while (fgets(line, sizeof line, fp))
+    if (sscanf(line, "Threads: %d", &n) == 1) break;
+  fclose(fp);
+  return n;
 }
 
 /* n timed calls of fn, latencies appended at *lat, CPU added to *cpu */
@@ -428,7 +508,7 @@ __attribute__((unused)) static void http_leg(const params *p, int first, const c
   char urls[2][256];
   pid_t pids[2];
   for (int k = 0; k < 2; k++) {
-    pids[k] = start_http_fixture(p->fixture, cert, tls_key, urls[k], sizeof urls[k]);
+    pids[k] = start_http_fixture(p->fixture, cert, tls_key, NULL, urls[k], sizeof urls[k]);
     cs[k].target = urls[k];
     cs[k].c1 = calloc((size_t)p->http_connect_reps, 8);
     cs[k].d1 = calloc((size_t)p->http_connect_reps, 8);
@@ -460,6 +540,209 @@ __attribute__((unused)) static void http_leg(const params *p, int first, const c
     putchar('}');
   }
   putchar('}');
+}
+
+/* ---- the many-server leg (ours only): one config of p->fleet stdio servers s0..s{F-1} (the
+ * fixture) and p->fleet HTTP servers s{F}..s{2F-1} (F fixture processes in --http mode, started
+ * here, each on its own port) */
+
+/* ours' connect of the whole fleet config, ns; its disconnect (check first, untimed) in *disc */
+static uint64_t time_fleet_connect(const char *fixture, int nstdio, char *const *urls, int nurls,
+                                   uint64_t *disc) {
+  uint64_t a = now_ns();
+  void *h = ours_connect_fleet(fixture, nstdio, urls, nurls);
+  uint64_t b = now_ns();
+  ours_ops.check(h, nstdio + nurls);
+  uint64_t d0 = now_ns();
+  ours_ops.disconnect(h);
+  *disc = now_ns() - d0;
+  return b - a;
+}
+
+typedef struct {
+  _Alignas(64) atomic_ulong done;
+  void *h;
+  char *const *names; /* ours: the tools this thread calls, round-robin, starting at names[at] */
+  int first, count, at; /* floor (names NULL): its servers first..first+count-1, from first+at */
+  pthread_barrier_t *start;
+  atomic_int *stop, *failed;
+} fworker;
+
+static void *fwork(void *arg) {
+  fworker *w = arg;
+  int i = w->at;
+  pthread_barrier_wait(w->start);
+  while (!atomic_load_explicit(w->stop, memory_order_relaxed)) {
+    if ((w->names ? ours_echo_tool(w->h, w->names[i]) : floor_echo_on(w->h, w->first + i)) != 0) {
+      atomic_store(w->failed, 1);
+      break;
+    }
+    atomic_fetch_add_explicit(&w->done, 1, memory_order_relaxed);
+    if (++i == w->count) i = 0;
+  }
+  return NULL;
+}
+
+typedef struct {
+  const char *key; /* the raw JSON's calls_<key>_per_s */
+  int first, count; /* the servers s{first}..s{first+count-1} */
+  unsigned long calls;
+  uint64_t ns, cpu;
+} fleet_calls;
+
+/* One window as conc_window's (groups×per_group threads in blocking echo calls, counted over
+ * conc_ms after the warm-up), each thread calling the servers s{first}..s{first+count-1} in
+ * turn (ours: by the tool names in names; the floor, names NULL: by index), thread t starting at
+ * t·count/threads, so the calls are spread evenly over the servers */
+static void fleet_window(void *h, char *const *names, fleet_calls *fc, const params *p) {
+  int n = p->conc_groups * p->conc_per_group;
+  fworker *w = aligned_alloc(64, sizeof(fworker) * (size_t)n);
+  pthread_t *t = calloc((size_t)n, sizeof *t);
+  if (!w || !t) die("out of memory");
+  pthread_barrier_t start;
+  atomic_int stop = 0, failed = 0;
+  pthread_barrier_init(&start, NULL, (unsigned)n + 1);
+  for (int i = 0; i < n; i++) {
+    memset(&w[i], 0, sizeof w[i]);
+    w[i].h = h;
+    w[i].names = names ? names + fc->first : NULL;
+    w[i].first = fc->first;
+    w[i].count = fc->count;
+    w[i].at = (int)((long)i * fc->count / n);
+    w[i].start = &start;
+    w[i].stop = &stop;
+    w[i].failed = &failed;
+    if (pthread_create(&t[i], NULL, fwork, &w[i])) die("pthread_create");
+  }
+  pthread_barrier_wait(&start);
+  sleep_ms((unsigned)p->conc_warmup_ms);
+  unsigned long k0 = 0, k1 = 0;
+  for (int i = 0; i < n; i++) k0 += atomic_load_explicit(&w[i].done, memory_order_relaxed);
+  uint64_t t0 = now_ns(), cpu0 = cpu_ns();
+  sleep_ms((unsigned)p->conc_ms);
+  for (int i = 0; i < n; i++) k1 += atomic_load_explicit(&w[i].done, memory_order_relaxed);
+  uint64_t t1 = now_ns(), cpu1 = cpu_ns();
+  atomic_store(&stop, 1);
+  for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+  if (atomic_load(&failed)) die("ours: a call failed in the many-server throughput test (%s)", fc->key);
+  pthread_barrier_destroy(&start);
+  fc->calls += k1 - k0;
+  fc->ns += t1 - t0;
+  fc->cpu += cpu1 - cpu0;
+  free(w);
+  free(t);
+}
+
+__attribute__((unused)) static void many_leg(const params *p, int first) {
+  int n = p->fleet, all = 2 * n, reps = p->fleet_reps;
+  contender o = {.ops = &ours_ops};
+  uint64_t *c1 = calloc((size_t)reps, 8), *cM = calloc((size_t)reps, 8),
+           *dM = calloc((size_t)reps, 8), *s1 = calloc((size_t)reps, 8),
+           *sM = calloc((size_t)reps, 8), *sd = calloc((size_t)reps, 8);
+  char **names = calloc((size_t)all, sizeof *names);
+  if (!c1 || !cM || !dM || !s1 || !sM || !sd || !names) die("out of memory");
+  for (int i = 0; i < all; i++) {
+    names[i] = malloc(24);
+    if (!names[i]) die("out of memory");
+    snprintf(names[i], 24, "s%d_echo", i);
+  }
+  fleet f;
+  uint64_t t_start = now_ns();
+  fleet_start(&f, p->fixture, n, NULL);
+  double fleet_start_ms = (double)(now_ns() - t_start) / 1e6;
+
+  /* connect: 1 stdio server, then the whole config, alternating (an untimed one of each first) */
+  uint64_t ignore;
+  time_connect(&o, p->fixture, 1);
+  time_fleet_connect(p->fixture, n, f.urls, n, &ignore);
+  uint64_t *cS = calloc((size_t)reps, 8), *cH = calloc((size_t)reps, 8);
+  if (!cS || !cH) die("out of memory");
+  for (int i = 0; i < reps; i++) {
+    c1[i] = time_connect(&o, p->fixture, 1);
+    cM[i] = time_fleet_connect(p->fixture, n, f.urls, n, &dM[i]);
+    /* the two halves alone: which part of the whole costs what */
+    cS[i] = time_fleet_connect(p->fixture, n, f.urls, 0, &ignore);
+    cH[i] = time_fleet_connect(p->fixture, 0, f.urls, n, &ignore);
+  }
+
+  /* calls: 16 host threads on one stdio server (s0) and spread over all 2n servers of the same
+   * connected client, alternating windows; also over the n stdio servers alone, the one HTTP
+   * server s{n}, and the n HTTP servers alone (which part of the spread costs what) */
+  int threads0 = thread_count();
+  void *h = ours_connect_fleet(p->fixture, n, f.urls, n);
+  ours_ops.check(h, all);
+  int threads_all = thread_count();
+  for (int i = 0; i < all; i++)
+    for (int k = 0; k < 2; k++)
+      if (ours_echo_tool(h, names[i])) die("ours: warm-up call %s failed", names[i]);
+  fleet_calls fc[5] = {{.key = "one", .first = 0, .count = 1},
+                       {.key = "all", .first = 0, .count = all},
+                       {.key = "stdio", .first = 0, .count = n},
+                       {.key = "http1", .first = n, .count = 1},
+                       {.key = "http", .first = n, .count = n}};
+  for (int wdw = 0; wdw < p->fleet_windows; wdw++)
+    for (int k = 0; k < 5; k++) {
+      int j = first ? 4 - k : k; /* the order alternates with --first, as the other legs' */
+      fleet_window(h, names, &fc[j], p);
+    }
+  int threads_calls = thread_count();
+  ours_ops.disconnect(h);
+  fleet_stop(&f);
+
+  /* the floor's reference for the stdio part: its client of n stdio servers, 16 threads on s0
+   * alone and spread over all n, alternating windows (is the cost of spreading the library's?) */
+  fleet_calls ff[2] = {{.key = "one", .first = 0, .count = 1},
+                       {.key = "stdio", .first = 0, .count = n}};
+  {
+    void *fh = floor_ops.connect(p->fixture, n);
+    floor_ops.check(fh, n);
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < 2; k++)
+        if (floor_echo_on(fh, i)) die("floor: warm-up call on s%d failed", i);
+    for (int wdw = 0; wdw < p->fleet_windows; wdw++)
+      for (int k = 0; k < 2; k++) fleet_window(fh, NULL, &ff[first ? 1 - k : k], p);
+    floor_ops.disconnect(fh);
+  }
+
+  /* connect, servers that take startup_ms to answer initialize (stdio and HTTP alike) */
+  if (p->startup_ms > 0) {
+    char delay[16];
+    snprintf(delay, sizeof delay, "%d", p->startup_ms);
+    fleet_start(&f, p->fixture, n, delay);
+    const char *const args[] = {"--init-delay-ms", delay};
+    fixture_args = args;
+    fixture_nargs = 2;
+    for (int i = 0; i < reps; i++) {
+      s1[i] = time_connect(&o, p->fixture, 1);
+      sM[i] = time_fleet_connect(p->fixture, n, f.urls, n, &sd[i]);
+    }
+    fixture_args = NULL;
+    fixture_nargs = 0;
+    fleet_stop(&f);
+  }
+
+  printf(",\"many\":{\"servers_stdio\":%d,\"servers_http\":%d,\"reps\":%d,\"windows\":%d,"
+         "\"fleet_start_ms\":%.1f,\"threads_before\":%d,\"threads_connected\":%d,"
+         "\"threads_after_calls\":%d,\"connect1_ms\":%.3f,\"connect_all_ms\":%.3f,"
+         "\"disconnect_all_ms\":%.3f",
+         n, n, reps, p->fleet_windows, fleet_start_ms, threads0, threads_all, threads_calls,
+         med_ms(c1, reps), med_ms(cM, reps), med_ms(dM, reps));
+  printf(",\"connect_stdio_ms\":%.3f,\"connect_http_ms\":%.3f", med_ms(cS, reps), med_ms(cH, reps));
+  if (p->startup_ms > 0)
+    printf(",\"connect1_startup_ms\":%.3f,\"connect_all_startup_ms\":%.3f", med_ms(s1, reps),
+           med_ms(sM, reps));
+  for (int j = 0; j < 5; j++)
+    printf(",\"calls_%s_per_s\":%.0f,\"calls_%s_cpu_us_per_call\":%.2f", fc[j].key,
+           (double)fc[j].calls / ((double)fc[j].ns / 1e9), fc[j].key,
+           fc[j].calls ? (double)fc[j].cpu / 1e3 / (double)fc[j].calls : 0);
+  for (int j = 0; j < 2; j++)
+    printf(",\"floor_calls_%s_per_s\":%.0f,\"floor_calls_%s_cpu_us_per_call\":%.2f", ff[j].key,
+           (double)ff[j].calls / ((double)ff[j].ns / 1e9), ff[j].key,
+           ff[j].calls ? (double)ff[j].cpu / 1e3 / (double)ff[j].calls : 0);
+  putchar('}');
+  for (int i = 0; i < all; i++) free(names[i]);
+  free(names);
+  free(c1), free(cM), free(dM), free(s1), free(sM), free(sd), free(cS), free(cH);
 }
 
 __attribute__((unused)) static void perf(const params *p) {
@@ -559,6 +842,7 @@ __attribute__((unused)) static void perf(const params *p) {
   print_figures("floor", &cs[1], p, 0);
   if (p->http) http_leg(p, first, "http", NULL, NULL);
   if (p->https_cert) http_leg(p, first, "https", p->https_cert, p->https_key);
+  if (p->fleet > 0) many_leg(p, first);
   printf("}\n");
 }
 #endif
@@ -583,19 +867,48 @@ static void cycles(const params *p) {
 
 /* ------------------------------------------------------------------ rss */
 
+/* With --transport http the servers are HTTP fixtures this process starts (ours only; the
+ * fixtures are other processes, not counted); --calls-each K adds K echo calls on every server
+ * (ours only). The JSON line says which. */
 static void rss(const params *p) {
   const client_ops *o = ops_named(p->who);
-  void *h = o->connect(p->fixture, p->servers);
+  int http = !strcmp(p->transport, "http");
+  fleet f = {0};
+  void *h;
+  if (http || p->calls_each > 0) {
+#ifdef FLOOR_ONLY
+    die("rss --transport http and --calls-each are for ours only (build/bench/host)");
+#else
+    if (o != &ours_ops) die("rss --transport http and --calls-each are for ours only");
+#endif
+  }
+#ifndef FLOOR_ONLY
+  if (http) {
+    fleet_start(&f, p->fixture, p->servers, NULL);
+    h = ours_connect_fleet(p->fixture, 0, f.urls, p->servers);
+  } else
+#endif
+    h = o->connect(p->fixture, p->servers);
   o->check(h, p->servers);
   for (int i = 0; i < p->rss_calls; i++)
     if (o->echo(h)) die("%s: echo failed", o->name);
   for (int i = 0; i < p->rss_asks; i++)
     if (o->ask(h)) die("%s: elicitation failed", o->name);
+#ifndef FLOOR_ONLY
+  for (int i = 0; i < p->servers; i++)
+    for (int k = 0; k < p->calls_each; k++) {
+      char tool[24];
+      snprintf(tool, sizeof tool, "s%d_echo", i);
+      if (ours_echo_tool(h, tool)) die("ours: echo %s failed", tool);
+    }
+#endif
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru); /* still connected: ru_maxrss is the peak so far, KiB */
   o->disconnect(h);
-  printf("{\"mode\":\"rss\",\"who\":\"%s\",\"servers\":%d,\"rss_kb\":%ld}\n", o->name,
-         p->servers, ru.ru_maxrss);
+  if (http) fleet_stop(&f);
+  printf("{\"mode\":\"rss\",\"who\":\"%s\",\"servers\":%d,\"transport\":\"%s\","
+         "\"calls_each\":%d,\"rss_kb\":%ld}\n",
+         o->name, p->servers, p->transport, p->calls_each, ru.ru_maxrss);
 }
 
 int main(int argc, char **argv) {

@@ -98,7 +98,58 @@ static void *ours_connect(const char *fixture, int n) {
   return c;
 }
 
+/* The many-server leg: one config of nstdio stdio servers s0..s{nstdio-1} (each running
+ * `fixture` followed by fixture_args) and nurls HTTP servers s{nstdio}..s{nstdio+nurls-1}
+ * ({"url":urls[i]}); returns the handle once all are ready (dies otherwise). */
+void *ours_connect_fleet(const char *fixture, int nstdio, char *const *urls, int nurls) {
+  size_t per = 6 * strlen(fixture) + 64;
+  for (int a = 0; a < fixture_nargs; a++) per += 6 * strlen(fixture_args[a]) + 4;
+  size_t cap = 64 + (size_t)nstdio * per;
+  for (int i = 0; i < nurls; i++) cap += 6 * strlen(urls[i]) + 64;
+  char *cfg = malloc(cap);
+  size_t len = (size_t)snprintf(cfg, cap, "{\"mcpServers\":{");
+  for (int i = 0; i < nstdio; i++) {
+    len += (size_t)snprintf(cfg + len, cap - len, "%s\"s%d\":{\"command\":[", i ? "," : "", i);
+    len += put_json_str(cfg + len, fixture);
+    for (int a = 0; a < fixture_nargs; a++) {
+      cfg[len++] = ',';
+      len += put_json_str(cfg + len, fixture_args[a]);
+    }
+    len += (size_t)snprintf(cfg + len, cap - len, "]}");
+  }
+  for (int i = 0; i < nurls; i++) {
+    len += (size_t)snprintf(cfg + len, cap - len, "%s\"s%d\":{\"url\":", nstdio + i ? "," : "",
+                            nstdio + i);
+    len += put_json_str(cfg + len, urls[i]);
+    cfg[len++] = '}';
+  }
+  if (len + 3 > cap) die("ours: fleet config overflow");
+  snprintf(cfg + len, cap - len, "}}");
+  tn_client *c = NULL;
+  tn_status st = tn_connect(cfg, resolve, NULL, &c);
+  if (st != TN_OK) die("tn_connect (%d stdio + %d HTTP servers): %s: %s", nstdio, nurls,
+                       tn_status_str(st), tn_last_error_message());
+  free(cfg);
+  return c;
+}
+
 static void ours_disconnect(void *h) { tn_disconnect(h); }
+
+/* tools/call echo {"text":"hello"} on the tool named `tool` (e.g. "s7_echo"); 0 when the result
+ * is the expected one */
+int ours_echo_tool(void *h, const char *tool) {
+  char *out = NULL;
+  tn_status st = tn_call_tool(h, tool, "{\"text\":\"hello\"}", &out);
+  if (st != TN_OK) {
+    fprintf(stderr, "bench: tn_call_tool %s: %s: %s\n", tool, tn_status_str(st),
+            tn_last_error_message());
+    return -1;
+  }
+  int ok = strstr(out, "\"output\":\"hello\"") && strstr(out, "\"isError\":false");
+  if (!ok) fprintf(stderr, "bench: unexpected %s result %s\n", tool, out);
+  tn_string_free(out);
+  return ok ? 0 : -1;
+}
 
 static int ours_echo(void *h) {
   char *out = NULL;

@@ -17,8 +17,15 @@ Connect is measured in two variants (bench/README.md): `instant` (the fixture as
 `startup` (the fixture started with --init-delay-ms S: a server that takes S ms to start). The
 headline connect50_ratio is ours' startup-variant ratio; connect50_ratio_instant is the instant
 one (50 process creations on 2 CPUs are CPU work no client can run in parallel).
+
+The many-server leg (the perf line's "many", ours only) and its RSS lines (rss lines with
+"calls_each" > 0, "transport" stdio or http) give connect200_ratio, calls200_ratio and
+rss200_kb_per_{stdio,http}_server; the Python leg ({"mode":"py"} lines, bench/py_calls.py)
+gives py_main_thread_ratio. With --out-dir DIR the JSON line is also written to DIR/last.json
+and a bar chart of the ratios and their targets to DIR/ratios.svg.
 """
 import json
+import os
 import statistics
 import sys
 
@@ -70,26 +77,95 @@ HTTPS_NOTE = ("no HTTPS leg in this run: the host was built without OpenSSL or g
 MRTR_NOTE = ("not measured in this run; "
              "mrtr_ask_ratio = our MRTR ask p50 / our legacy ask p50 once it has")
 
+PY_NOTE = ("no Python leg in this run: the toolnexus_c binding or the library could not be loaded "
+           "(scripts/bench says why)")
+
+MANY_NOTE = "no many-server leg in this run (--fleet 0)"
+
+# the many-server leg's raw figures (ours only), from the perf line's "many" block
+MANY_KEYS = [
+    # key, label, unit
+    ("connect1_ms", "connect, 1 stdio server", "ms"),
+    ("connect_all_ms", "connect, all {A} servers", "ms"),
+    ("connect_stdio_ms", "connect, the {F} stdio ones alone", "ms"),
+    ("connect_http_ms", "connect, the {F} HTTP ones alone", "ms"),
+    ("disconnect_all_ms", "disconnect, all {A} servers", "ms"),
+    ("connect1_startup_ms", "connect, 1 stdio, {S} ms start", "ms"),
+    ("connect_all_startup_ms", "connect, all {A}, {S} ms start", "ms"),
+    ("calls_one_per_s", "{C} threads, s0 alone (stdio)", "calls/s"),
+    ("calls_one_cpu_us_per_call", "  client CPU per call", "µs"),
+    ("calls_all_per_s", "{C} threads, all {A} servers", "calls/s"),
+    ("calls_all_cpu_us_per_call", "  client CPU per call", "µs"),
+    ("calls_stdio_per_s", "{C} threads, the {F} stdio ones", "calls/s"),
+    ("calls_stdio_cpu_us_per_call", "  client CPU per call", "µs"),
+    ("calls_http1_per_s", "{C} threads, 1 HTTP server", "calls/s"),
+    ("calls_http1_cpu_us_per_call", "  client CPU per call", "µs"),
+    ("calls_http_per_s", "{C} threads, the {F} HTTP ones", "calls/s"),
+    ("calls_http_cpu_us_per_call", "  client CPU per call", "µs"),
+    ("floor_calls_one_per_s", "floor: {C} threads, s0 alone", "calls/s"),
+    ("floor_calls_one_cpu_us_per_call", "  client CPU per call", "µs"),
+    ("floor_calls_stdio_per_s", "floor: {C} threads, {F} stdio", "calls/s"),
+    ("floor_calls_stdio_cpu_us_per_call", "  client CPU per call", "µs"),
+    ("threads_before", "host threads before connecting", "threads"),
+    ("threads_connected", "host threads, all {A} connected", "threads"),
+    ("threads_after_calls", "host threads after the calls", "threads"),
+    ("fleet_start_ms", "starting {F} HTTP fixtures", "ms"),
+]
+
+# the Python leg's raw figures (bench/py_calls.py)
+PY_KEYS = [
+    ("main_p50_us", "call p50, main thread", "µs"),
+    ("main_p99_us", "call p99, main thread", "µs"),
+    ("main_cpu_us_per_call", "  CPU per call, main thread", "µs"),
+    ("worker_p50_us", "call p50, worker thread", "µs"),
+    ("worker_p99_us", "call p99, worker thread", "µs"),
+    ("worker_cpu_us_per_call", "  CPU per call, worker thread", "µs"),
+]
+
 TARGETS = [
-    # key, op, bound
-    ("seq_p50_ratio", "<=", 1.25),
-    ("conc_ratio", ">=", 0.8),
-    ("ask_p50_ratio", "<=", 1.5),
+    # key, op, bound (issue 30's where it set one)
+    ("seq_p50_ratio", "<=", 1.03),
+    ("conc_ratio", ">=", 0.97),
+    ("ask_p50_ratio", "<=", 1.15),
     ("rss_kb_per_server", "<=", 1024),
     ("connect50_ratio", "<=", 3),
-    # issue 18
     ("connect_ratio", "<=", 1.1),
     ("cold_start_ratio", "<=", 1.2),
     ("disconnect_p50_ms", "<=", 0.5),
-    ("http_seq_p50_ratio", "<=", 1.5),
-    ("http_conc_ratio", ">=", 0.7),
-    ("http_ask_p50_ratio", "<=", 1.5),
+    ("http_seq_p50_ratio", "<=", 1.2),
+    ("http_conc_ratio", ">=", 0.85),
+    ("http_ask_p50_ratio", "<=", 1.4),
     # the same bounds for the HTTPS run of the HTTP leg
-    ("https_seq_p50_ratio", "<=", 1.5),
-    ("https_conc_ratio", ">=", 0.7),
-    ("https_ask_p50_ratio", "<=", 1.5),
+    ("https_seq_p50_ratio", "<=", 1.2),
+    ("https_conc_ratio", ">=", 0.85),
+    ("https_ask_p50_ratio", "<=", 1.4),
     ("probe_overhead_ms", "<=", 100),
     ("mrtr_ask_ratio", "<=", 1.3),
+    ("async_conc_ratio", ">=", 0.9),
+    # issue 30: many servers, Python
+    ("connect200_ratio", "<=", 3),
+    ("rss200_kb_per_stdio_server", "<=", 200),
+    ("rss200_kb_per_http_server", "<=", 400),
+    ("calls200_ratio", ">=", 0.9),
+    ("py_main_thread_ratio", "<=", 1.1),
+]
+
+# the chart (ratios.svg): the ratios, ours / floor and ours / ours, on one axis; the targets
+# in other units (KB, ms) each on its own scale below them
+CHART_RATIOS = [
+    ("seq_p50_ratio", "ours/floor"), ("conc_ratio", "ours/floor"), ("ask_p50_ratio", "ours/floor"),
+    ("connect_ratio", "ours/floor"), ("cold_start_ratio", "ours/floor"),
+    ("http_seq_p50_ratio", "ours/floor"), ("http_conc_ratio", "ours/floor"),
+    ("http_ask_p50_ratio", "ours/floor"),
+    ("https_seq_p50_ratio", "ours/floor"), ("https_conc_ratio", "ours/floor"),
+    ("https_ask_p50_ratio", "ours/floor"),
+    ("connect50_ratio", "ours/ours"), ("async_conc_ratio", "ours/ours"),
+    ("mrtr_ask_ratio", "ours/ours"), ("connect200_ratio", "ours/ours"),
+    ("calls200_ratio", "ours/ours"), ("py_main_thread_ratio", "ours/ours"),
+]
+CHART_ABSOLUTE = [
+    ("rss_kb_per_server", "KB"), ("rss200_kb_per_stdio_server", "KB"),
+    ("rss200_kb_per_http_server", "KB"), ("disconnect_p50_ms", "ms"), ("probe_overhead_ms", "ms"),
 ]
 
 
@@ -108,7 +184,7 @@ def fmt(v, unit=""):
         return "—"
     if unit == "calls/s":
         return f"{v:,.0f}"
-    if unit in ("KB", "KiB"):
+    if unit in ("KB", "KiB", "threads"):
         return f"{v:,.0f}"
     if abs(v) >= 100:
         return f"{v:.1f}"
@@ -121,11 +197,112 @@ def rnd(v, nd=2):
     return int(round(v)) if nd == 0 else round(v, nd)
 
 
+def esc(text):
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def chart(r, checks, primary, meta):
+    """An SVG bar chart (hand-written, no plotting library): one bar per key, each target marked
+    (a tick at the bound, its ≤ or ≥ beside the value); met green, missed red, not measured grey.
+    The ratios share one axis up to 3.5 at most (a dashed line at 1 = parity; a longer bar is cut
+    and marked »); each target in KB or ms (the second
+    panel) has a scale of its own, 0 to 1.25 × the larger of value and bound."""
+    bounds = {k: (op, b) for k, op, b in TARGETS}
+    ok_c, miss_c, none_c = "#3a7d44", "#c0392b", "#b0b0b0"
+    left, x0, x1, width, row = 20, 250, 700, 900, 22
+    y = 70
+    out = []
+    hi = max([1.6] + [r[k] * 1.08 for k, _ in CHART_RATIOS if r.get(k) is not None]
+             + [bounds[k][1] * 1.15 for k, _ in CHART_RATIOS if k in bounds])
+    hi = min(hi, 3.5)  # a longer bar is cut at the edge and marked », its value written beside it
+    sx = lambda v: x0 + (x1 - x0) * min(v, hi) / hi
+
+    def bar_row(key, kind, v, scale, unit):
+        nonlocal y
+        op, bound = bounds.get(key, (None, None))
+        met = checks.get(key)
+        colour = none_c if v is None else ok_c if met or met is None and op is None else miss_c
+        out.append(f'<text x="{left}" y="{y + 15}" font-size="12">{esc(key)}</text>')
+        if kind:
+            out.append(f'<text x="{x0 - 8}" y="{y + 15}" font-size="10" fill="#666" '
+                       f'text-anchor="end">{esc(kind)}</text>')
+        if v is None:
+            out.append(f'<rect x="{x0}" y="{y + 4}" width="{x1 - x0}" height="{row - 8}" fill="none" '
+                       f'stroke="{none_c}" stroke-dasharray="3,3"/>')
+            out.append(f'<text x="{x0 + 6}" y="{y + 15}" font-size="11" fill="#888">not measured</text>')
+        else:
+            w = max(1.0, scale(v) - x0)
+            out.append(f'<rect x="{x0}" y="{y + 4}" width="{w:.1f}" height="{row - 8}" fill="{colour}"/>')
+            if scale(v) >= x1 - 0.5 and unit == "":
+                out.append(f'<text x="{x1 + 2}" y="{y + 15}" font-size="12" fill="{colour}">»</text>')
+        if bound is not None:
+            bx = scale(bound)
+            out.append(f'<line x1="{bx:.1f}" y1="{y + 1}" x2="{bx:.1f}" y2="{y + row - 1}" stroke="#111" '
+                       f'stroke-width="2"/>')
+        sym = {"<=": "≤", ">=": "≥"}.get(op, "")
+        val = "—" if v is None else f"{v:.3f}" if unit == "" else fmt(v, unit) + " " + unit
+        verdict = "" if op is None else " ok" if met else " MISSED" if met is not None else ""
+        tgt = "" if op is None else f"  (target {sym} {bound:g}{' ' + unit if unit else ''}{verdict})"
+        out.append(f'<text x="{x1 + 14}" y="{y + 15}" font-size="12" fill="{colour if v is not None else "#666"}">'
+                   f'{esc(val)}{esc(tgt)}</text>')
+        y += row
+
+    out.append(f'<text x="{left}" y="24" font-size="16" font-weight="bold">toolnexus benchmark: headline ratios '
+               f'({esc(primary)} pass)</text>')
+    out.append(f'<text x="{left}" y="42" font-size="11" fill="#444">{esc(meta.get("when", ""))}, commit '
+               f'{esc(meta.get("commit", "?"))}, {esc(meta.get("rounds", "?"))} rounds, '
+               f'{esc(meta.get("cpus", "?"))} CPUs; bar: the value; black tick: the target '
+               f'(≤: the bar should stop short of it, ≥: reach past it)</text>')
+    lx = left
+    for colour, what in ((ok_c, "target met"), (miss_c, "target missed"), (none_c, "not measured")):
+        out.append(f'<rect x="{lx}" y="50" width="12" height="10" fill="{colour}"/>'
+                   f'<text x="{lx + 16}" y="59" font-size="11">{what}</text>')
+        lx += 110
+    top = y
+    for key, kind in CHART_RATIOS:
+        bar_row(key, kind, r.get(key), sx, "")
+    # the axis of the ratios: ticks, and parity (1.0) dashed
+    step = 0.25 if hi <= 2.5 else 0.5 if hi <= 4 else 1.0
+    t = 0.0
+    while t <= hi + 1e-9:
+        xt = sx(t)
+        out.append(f'<line x1="{xt:.1f}" y1="{top}" x2="{xt:.1f}" y2="{y}" stroke="#e4e4e4"/>'
+                   f'<text x="{xt:.1f}" y="{y + 13}" font-size="10" fill="#666" text-anchor="middle">{t:g}</text>')
+        t += step
+    out.append(f'<line x1="{sx(1.0):.1f}" y1="{top - 4}" x2="{sx(1.0):.1f}" y2="{y}" stroke="#555" '
+               f'stroke-dasharray="4,3"/>')
+    y += 30
+    out.append(f'<text x="{left}" y="{y + 12}" font-size="13" font-weight="bold">targets in KB and ms '
+               f'(each row its own scale: 0 to 1.25 × the larger of value and target)</text>')
+    y += 20
+    for key, unit in CHART_ABSOLUTE:
+        v = r.get(key)
+        bound = bounds.get(key, (None, None))[1]
+        span = max([x for x in (v, bound) if x is not None] + [1e-9]) * 1.25
+        bar_row(key, "", v, lambda val, span=span: x0 + (x1 - x0) * max(val, 0) / span, unit)
+    height = y + 16
+    # the grid goes under the bars: move it to the front of the list
+    grid = [e for e in out if 'stroke="#e4e4e4"' in e]
+    rest = [e for e in out if 'stroke="#e4e4e4"' not in e]
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 250}" height="{height}" '
+            f'viewBox="0 0 {width + 250} {height}" font-family="DejaVu Sans, Arial, sans-serif">\n'
+            f'<rect width="100%" height="100%" fill="white"/>\n' + "\n".join(grid + rest) + "\n</svg>\n")
+
+
 def main():
     args = sys.argv[1:]
     primary = "pinned"
-    if args and args[0] == "--primary":
-        primary, args = args[1], args[2:]
+    out_dir = None
+    while args and args[0] in ("--primary", "--out-dir"):
+        if len(args) < 2:
+            sys.exit("report.py: %s needs a value" % args[0])
+        if args[0] == "--primary":
+            primary = args[1]
+        else:
+            out_dir = args[1]
+        args = args[2:]
+    if len(args) != 1:
+        sys.exit("usage: report.py [--primary pinned|unpinned] [--out-dir DIR] RAW.jsonl")
     path = args[0]
     meta = {}
     runs = []
@@ -142,6 +319,7 @@ def main():
             runs.append(obj)
 
     many = int(meta.get("many", 50))
+    fleet = int(meta.get("fleet", 0) or 0)
     passes = [p for p in ("pinned", "unpinned") if any(r["pass"] == p for r in runs)]
     if primary not in passes:
         primary = passes[0]
@@ -163,7 +341,8 @@ def main():
             for n in (1, many):
                 xs = [r["data"]["rss_kb"] for r in runs if r["pass"] == p
                       and r["data"]["mode"] == "rss" and r["data"]["who"] == who
-                      and r["data"]["servers"] == n]
+                      and r["data"]["servers"] == n and r["data"].get("transport", "stdio") == "stdio"
+                      and not r["data"].get("calls_each")]
                 figs[f"rss{n}_kb"] = {"median": med(xs), "min": min(xs) if xs else None,
                                       "max": max(xs) if xs else None, "n": len(xs)}
             m = lambda k: figs[k]["median"]
@@ -185,9 +364,33 @@ def main():
                 s[leg + "_" + who] = {key: stats([d.get(key) for d in legs])
                                       for key, *_ in HTTP_KEYS}
 
+        # the many-server leg (ours only) and its RSS processes (calls on every server)
+        manys = [r["data"]["many"] for r in runs if r["pass"] == p
+                 and r["data"]["mode"] == "perf" and "many" in r["data"]]
+        s["many"] = {key: stats([d.get(key) for d in manys]) for key, *_ in MANY_KEYS}
+        s["many_rounds"] = len(manys)
+        fleet_n = manys[0]["servers_stdio"] if manys else fleet
+        s["fleet_n"] = fleet_n
+        rss_fleet = {}
+        for transport in ("stdio", "http"):
+            for n in (1, fleet_n):
+                xs = [r["data"]["rss_kb"] for r in runs if r["pass"] == p
+                      and r["data"]["mode"] == "rss" and r["data"]["who"] == "ours"
+                      and r["data"]["servers"] == n and r["data"].get("calls_each")
+                      and r["data"].get("transport", "stdio") == transport]
+                rss_fleet[f"rss_{transport}1_kb" if n == 1 else f"rss_{transport}_n_kb"] = stats(xs)
+        s["rss_fleet"] = rss_fleet
+        # the Python leg
+        pys = [r["data"] for r in runs if r["pass"] == p and r["data"]["mode"] == "py"]
+        s["py"] = {key: stats([d.get(key) for d in pys]) for key, *_ in PY_KEYS}
+
         o = lambda k: s["ours"][k]["median"]
         f = lambda k: s["floor"][k]["median"]
         div = lambda a, b: a / b if a is not None and b else None
+        mn = lambda k: s["many"][k]["median"]
+        rf = lambda k: rss_fleet[k]["median"]
+        py = lambda k: s["py"][k]["median"]
+        per_extra = lambda a, b: (a - b) / (fleet_n - 1) if a is not None and b is not None and fleet_n > 1 else None
         # the same ratios round by round (both contenders measured in the same process)
         paired = [r["data"] for r in runs if r["pass"] == p and r["data"]["mode"] == "perf"]
         s["per_round"] = {
@@ -213,6 +416,15 @@ def main():
                 f"{leg}_ask_p50_ratio": div(lo("ask_p50_us"), lf("ask_p50_us")),
                 f"{leg}_seq_cpu_ratio": div(lo("seq_cpu_us_per_call"), lf("seq_cpu_us_per_call")),
             })
+        s["per_round"]["connect200_ratio"] = [
+            round(d["many"]["connect_all_startup_ms"] / d["many"]["connect1_startup_ms"], 2)
+            for d in paired if d.get("many", {}).get("connect1_startup_ms")]
+        s["per_round"]["connect200_ratio_instant"] = [
+            round(d["many"]["connect_all_ms"] / d["many"]["connect1_ms"], 2) for d in paired if "many" in d]
+        s["per_round"]["calls200_ratio"] = [
+            round(d["many"]["calls_all_per_s"] / d["many"]["calls_one_per_s"], 3) for d in paired if "many" in d]
+        s["per_round"]["py_main_thread_ratio"] = [
+            round(d["main_p50_us"] / d["worker_p50_us"], 3) for d in pys]
         s["per_round"]["probe_overhead_ms"] = [
             round(d["ours"]["connect1_auto_ms"] - d["ours"]["connect1_legacy_ms"], 3)
             for d in paired if d["ours"].get("connect1_auto_ms") is not None]
@@ -237,7 +449,29 @@ def main():
             "floor_connect50_ratio": f("connect50_ratio"),
             "connect50_ratio_instant": o("connect50_ratio_instant"),
             "floor_connect50_ratio_instant": f("connect50_ratio_instant"),
+            # client CPU per call beside the latency and throughput ratios
+            "conc_cpu_ratio": div(o("conc_cpu_us_per_call"), f("conc_cpu_us_per_call")),
+            "async_cpu_ratio": div(o("async_cpu_us_per_call"), o("conc_cpu_us_per_call")),
+            # issue 30: many servers (ours over ours)
+            "connect200_ratio": div(mn("connect_all_startup_ms"), mn("connect1_startup_ms")),
+            "connect200_ratio_instant": div(mn("connect_all_ms"), mn("connect1_ms")),
+            "calls200_ratio": div(mn("calls_all_per_s"), mn("calls_one_per_s")),
+            "calls200_cpu_ratio": div(mn("calls_all_cpu_us_per_call"), mn("calls_one_cpu_us_per_call")),
+            "calls_stdio_spread_ratio": div(mn("calls_stdio_per_s"), mn("calls_one_per_s")),
+            "calls_http_spread_ratio": div(mn("calls_http_per_s"), mn("calls_http1_per_s")),
+            "calls_http1_vs_stdio1_ratio": div(mn("calls_http1_per_s"), mn("calls_one_per_s")),
+            "floor_calls_stdio_spread_ratio": div(mn("floor_calls_stdio_per_s"), mn("floor_calls_one_per_s")),
+            "rss200_kb_per_stdio_server": per_extra(rf("rss_stdio_n_kb"), rf("rss_stdio1_kb")),
+            "rss200_kb_per_http_server": per_extra(rf("rss_http_n_kb"), rf("rss_http1_kb")),
+            # issue 30: Python, main thread over a worker thread
+            "py_main_thread_ratio": div(py("main_p50_us"), py("worker_p50_us")),
+            "py_main_thread_cpu_ratio": div(py("main_cpu_us_per_call"), py("worker_cpu_us_per_call")),
         }
+        for leg, _ in LEGS:
+            lo = lambda k, leg=leg: s[leg + "_ours"][k]["median"]
+            lf = lambda k, leg=leg: s[leg + "_floor"][k]["median"]
+            s["ratios"][f"{leg}_conc_cpu_ratio"] = div(lo("conc_cpu_us_per_call"), lf("conc_cpu_us_per_call"))
+            s["ratios"][f"{leg}_ask_cpu_ratio"] = div(lo("ask_cpu_us_per_call"), lf("ask_cpu_us_per_call"))
         summary[p] = s
 
     # ------------------------------------------------------------------ the table
@@ -252,7 +486,8 @@ def main():
           f"{meta.get('cpus', '?')} CPUs ({meta.get('cpu_model', '?')}); kernel {meta.get('kernel', '?')}")
     print(f"  server: tn-fixture-server (release), tool `echo` ({{\"text\":\"hello\"}}) and `ask_form`")
     print(f"  medians over {meta.get('rounds', '?')} rounds per pass; a round = one host process running both "
-          f"clients interleaved in blocks (A B A B …, first one alternating by round), then 4 RSS processes")
+          f"clients interleaved in blocks (A B A B …, first one alternating by round), then the RSS processes"
+          + (" and the Python leg" if meta.get("python_leg") else ""))
     print(f"  seq: {meta['seq_calls']} calls (10 blocks); elicitation: {meta['ask_calls']} round trips (10 blocks); "
           f"throughput: {conc} host threads (4 groups × 4) in blocking calls on one server, "
           f"{meta['conc_window_ms']} ms counted (4 windows, alternating) per client")
@@ -319,6 +554,33 @@ def main():
                 frng = f"{fmt(b['min'], unit)}–{fmt(b['max'], unit)}"
                 print(f"  {lab:38} {fmt(a['median'], unit):>12} {fmt(b['median'], unit):>12} "
                       f"{fmt(ratio):>11}   {orng:>21}  {frng:>21}")
+        if s["many_rounds"]:
+            fn = s["fleet_n"]
+            print(f"  -- many servers (ours, and the floor's stdio reference): one config of {fn} stdio + {fn} HTTP "
+                  f"servers (fixture processes; the HTTP ones --http 127.0.0.1:0)")
+            for key, label, unit in MANY_KEYS:
+                a = s["many"][key]
+                if not a["n"]:
+                    continue
+                lab = label.format(A=2 * fn, F=fn, C=conc, S=startup) + (f" ({unit})" if unit != "threads" else "")
+                rng = f"{fmt(a['min'], unit)}–{fmt(a['max'], unit)}"
+                print(f"  {lab:38} {fmt(a['median'], unit):>12} {'':>12} {'':>11}   {rng:>21}")
+            for transport in ("stdio", "http"):
+                for n, key in ((1, f"rss_{transport}1_kb"), (fn, f"rss_{transport}_n_kb")):
+                    a = s["rss_fleet"][key]
+                    if not a["n"]:
+                        continue
+                    lab = f"peak RSS, {n} {transport} server{'s' if n > 1 else ''} (KB)"
+                    rng = f"{fmt(a['min'], 'KB')}–{fmt(a['max'], 'KB')}"
+                    print(f"  {lab:38} {fmt(a['median'], 'KB'):>12} {'':>12} {'':>11}   {rng:>21}")
+            print(f"  {'  (5 echo calls on every server first)':38}")
+        if s["py"]["main_p50_us"]["n"]:
+            print("  -- Python: bench/py_calls.py, client.call(\"s0_echo\") through bindings/python (toolnexus_c) "
+                  "on the release library, stdio")
+            for key, label, unit in PY_KEYS:
+                a = s["py"][key]
+                rng = f"{fmt(a['min'], unit)}–{fmt(a['max'], unit)}"
+                print(f"  {label + f' ({unit})':38} {fmt(a['median'], unit):>12} {'':>12} {'':>11}   {rng:>21}")
 
     # ------------------------------------------------------------------ targets
     r = summary[primary]["ratios"]
@@ -337,10 +599,30 @@ def main():
             extra = "   (" + MRTR_NOTE + ")"
         if key.startswith("https_") and v is None:
             extra = "   (" + HTTPS_NOTE + ")"
+        if key == "connect200_ratio":
+            extra = (f"   ({startup} ms start; instant {fmt(r['connect200_ratio_instant'])})" if v is not None
+                     else "   (" + (MANY_NOTE if not summary[primary]["many_rounds"] else
+                                   "no startup variant: --startup-ms 0") + ")")
+        if key in ("calls200_ratio", "rss200_kb_per_stdio_server", "rss200_kb_per_http_server") and v is None:
+            extra = "   (" + MANY_NOTE + ")"
+        if key == "calls200_ratio" and v is not None:
+            extra = (f"   (stdio only {fmt(r['calls_stdio_spread_ratio'])}, the floor's "
+                     f"{fmt(r['floor_calls_stdio_spread_ratio'])}; HTTP only "
+                     f"{fmt(r['calls_http_spread_ratio'])} of one HTTP server; one HTTP / one stdio "
+                     f"{fmt(r['calls_http1_vs_stdio1_ratio'])})")
+        if key == "py_main_thread_ratio" and v is None:
+            extra = "   (" + PY_NOTE + ")"
         verdict = "ok" if ok else "MISSED" if v is not None else "not measured"
-        print(f"  {key:23} {fmt(v):>10}  {op} {bound:<6}  {verdict}{extra}")
-    print(f"  {'connect50_ratio_instant':23} {fmt(r['connect50_ratio_instant']):>10}  (no target; "
+        shown = f"{v:.3f}" if v is not None and abs(v) < 10 else fmt(v)
+        print(f"  {key:26} {shown:>9}  {op} {bound:<6}  {verdict}{extra}")
+    print(f"  {'connect50_ratio_instant':26} {fmt(r['connect50_ratio_instant']):>9}  (no target; "
           f"floor {fmt(r['floor_connect50_ratio_instant'])})")
+    print("  client CPU per call (no targets): ours/floor seq "
+          f"{fmt(r['seq_cpu_ratio'])}, 16 in flight {fmt(r['conc_cpu_ratio'])}, ask {fmt(r['ask_cpu_ratio'])}; "
+          f"HTTP seq {fmt(r['http_seq_cpu_ratio'])}, 16 in flight {fmt(r['http_conc_cpu_ratio'])}, "
+          f"ask {fmt(r['http_ask_cpu_ratio'])};\n    ours/ours: async / sync {fmt(r['async_cpu_ratio'])}, "
+          f"spread over all / one server {fmt(r['calls200_cpu_ratio'])}, Python main / worker thread "
+          f"{fmt(r['py_main_thread_cpu_ratio'])}")
     print(f"  note: connect50_ratio uses servers that take {startup} ms to start (real ones take longer), so it "
           f"shows whether connecting is parallel; connect50_ratio_instant uses the instant fixture, where {many} "
           f"process creations on {meta.get('cpus', '?')} CPUs are pure CPU that no client can parallelise "
@@ -373,6 +655,14 @@ def main():
         "probe_overhead_ms": rnd(r["probe_overhead_ms"], 3),
         "mrtr_ask_ratio": rnd(r["mrtr_ask_ratio"], 3),
         "mrtr_ask_note": MRTR_NOTE if r["mrtr_ask_ratio"] is None else None,
+        "connect200_ratio": rnd(r["connect200_ratio"], 2),
+        "connect200_ratio_instant": rnd(r["connect200_ratio_instant"], 2),
+        "rss200_kb_per_stdio_server": rnd(r["rss200_kb_per_stdio_server"], 1),
+        "rss200_kb_per_http_server": rnd(r["rss200_kb_per_http_server"], 1),
+        "calls200_ratio": rnd(r["calls200_ratio"], 3),
+        "many_note": MANY_NOTE if not summary[primary]["many_rounds"] else None,
+        "py_main_thread_ratio": rnd(r["py_main_thread_ratio"], 3),
+        "py_note": PY_NOTE if r["py_main_thread_ratio"] is None else None,
         "startup_ms": startup,
         "targets_met": checks,
         "rounds": meta.get("rounds"),
@@ -398,11 +688,28 @@ def main():
             block[leg] = {who: {key: rnd(s[leg + "_" + who][key]["median"],
                                          3 if key.endswith("_ms") else 0 if key == "conc_calls_per_s" else 2)
                                 for key, *_ in HTTP_KEYS} for who in ("ours", "floor")}
+        nd_of = lambda key: 3 if key.endswith("_ms") else 0 if key.endswith("_per_s") or key.startswith("threads") else 2
+        if s["many_rounds"]:
+            block["many"] = {"servers_stdio": s["fleet_n"], "servers_http": s["fleet_n"],
+                             **{key: rnd(s["many"][key]["median"], nd_of(key)) for key, *_ in MANY_KEYS},
+                             **{key.replace("_n_", f"{s['fleet_n']}_"): rnd(v["median"], 0)
+                                for key, v in s["rss_fleet"].items()}}
+        if s["py"]["main_p50_us"]["n"]:
+            block["py"] = {key: rnd(s["py"][key]["median"], 2) for key, *_ in PY_KEYS}
         block["ratios"] = {k: rnd(v, 3) for k, v in s["ratios"].items()}
         block["per_round_ratios"] = s["per_round"]
         out[p] = block
+    line = json.dumps(out, separators=(",", ":"), ensure_ascii=False)
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, "last.json"), "w", encoding="utf-8") as fp:
+            fp.write(line + "\n")
+        with open(os.path.join(out_dir, "ratios.svg"), "w", encoding="utf-8") as fp:
+            fp.write(chart(r, checks, primary, meta))
+        print(f"\n  written: {os.path.join(out_dir, 'last.json')} (this JSON line), "
+              f"{os.path.join(out_dir, 'ratios.svg')} (the chart)")
     print()
-    print(json.dumps(out, separators=(",", ":"), ensure_ascii=False))
+    print(line)
 
 
 if __name__ == "__main__":
