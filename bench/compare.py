@@ -76,6 +76,10 @@ def main(argv):
     row("seq_p50_ratio", lambda o, f: o["seq_p50_us"] / f["seq_p50_us"])
     row("ask_p50_ratio", lambda o, f: o["ask_p50_us"] / f["ask_p50_us"])
     row("conc_ratio", lambda o, f: o["conc_calls_per_s"] / f["conc_calls_per_s"])
+    if all("async_conc_calls_per_s" in x["ours"] for d in dirs for x in runs[d]):
+        row("async calls/s, ours", lambda o, f: o["async_conc_calls_per_s"])
+        row("async_conc_ratio", lambda o, f: o["async_conc_calls_per_s"] / o["conc_calls_per_s"])
+        row("async CPU/call, ours (us)", lambda o, f: o["async_cpu_us_per_call"])
     # The HTTP and HTTPS legs, when the host options ask for them (-- --http 1, --https-…).
     for leg in ("http", "https"):
         row("%s_seq_p50_ratio" % leg, lambda o, f: o["seq_p50_us"] / f["seq_p50_us"], leg)
