@@ -290,6 +290,94 @@ def test_ctrl_c_during_a_synchronous_call_cancels_it():
     assert elapsed < 30, elapsed
 
 
+CHILD_OWN_HANDLER = textwrap.dedent("""
+    import signal, sys, time
+    import toolnexus_c as tn
+    class Stop(Exception):
+        pass
+    def handler(signum, frame):
+        raise Stop("the host's own SIGINT handler")
+    signal.signal(signal.SIGINT, handler)
+    c = tn.connect({"mcpServers": {"fx": {"command": [sys.argv[1]]}}})
+    print("ready", flush=True)
+    t0 = time.monotonic()
+    try:
+        c.call("fx_slow", {"ms": 60000})
+        print("returned", flush=True)
+    except Stop:
+        print("stopped after %.2f s" % (time.monotonic() - t0), flush=True)
+        end = time.monotonic() + 5
+        while c.call("fx_cancelled_ids").output == "[]" and time.monotonic() < end:
+            time.sleep(0.02)
+        print("cancelled_ids", c.call("fx_cancelled_ids").output, flush=True)
+""")
+
+
+def test_a_sigint_handler_of_the_hosts_own_runs_during_the_call_and_its_raise_cancels_it():
+    proc = subprocess.Popen([sys.executable, "-c", CHILD_OWN_HANDLER, FIXTURE], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd="/")
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=45)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    lines = out.splitlines()
+    assert lines and lines[0].startswith("stopped after"), (out, err)
+    assert float(lines[0].split()[2]) < 1.5, lines[0]
+    assert len(json.loads(lines[1].split(" ", 1)[1])) == 1, (out, err)
+
+
+def test_a_plain_call_on_the_main_thread_does_not_take_the_asynchronous_path(monkeypatch):
+    # Issue 30: it used to start an asynchronous call and poll a queue (three times the
+    # latency of the same call from a worker thread); now it waits in the library.
+    assert threading.current_thread() is threading.main_thread()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+    def refuse(*a, **k):
+        raise AssertionError("a plain main-thread call went through tn_call_tool_async")
+
+    with tn.connect(config()) as c:
+        monkeypatch.setattr(tn.Client, "_starter", refuse)
+        assert c.call("fx_echo", {"text": "main"}).output == "main"
+        r = c.call("fx_slow", {"ms": 5000}, timeout_ms=300)
+        assert r.is_error and "300 ms" in r.json
+        with pytest.raises(tn.InvalidArgument, match="timeoutMs"):
+            c.call("fx_echo", {"text": "x"}, timeout_ms=-1)
+        with pytest.raises(tn.NotFound):
+            c.call("nope")
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="POSIX signals")
+def test_other_signals_neither_cancel_a_main_thread_call_nor_are_lost_to_another_wakeup_fd():
+    # Someone else's wakeup fd (asyncio's, say) is in place: the call stands in for it, forwards
+    # what it reads, and puts it back; a signal other than SIGINT does not cancel the call, and
+    # its Python handler runs once the call returns.
+    seen = []
+    old_handler = signal.signal(signal.SIGUSR1, lambda signum, frame: seen.append(signum))
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    os.set_blocking(r, False)
+    prev = signal.set_wakeup_fd(w)
+    try:
+        with tn.connect(config()) as c:
+            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+            res = c.call("fx_slow", {"ms": 1000})
+            assert (res.is_error, res.output) == (False, "slept 1000")
+            assert seen == [signal.SIGUSR1]
+            assert cancelled_ids(c) == []
+        assert signal.set_wakeup_fd(w) == w  # theirs was put back
+        assert os.read(r, 16) == bytes([signal.SIGUSR1])  # and got the signal
+    finally:
+        signal.set_wakeup_fd(prev)
+        signal.signal(signal.SIGUSR1, old_handler)
+        os.close(r)
+        os.close(w)
+
+
 # ---------------------------------------------------------------- reentrancy and leaks
 
 

@@ -20,19 +20,28 @@ is put back after the call, and the bytes read meanwhile are forwarded to it.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 import signal
 import socket
 import threading
 import time
-from typing import Any, Optional, Set, Tuple
+from typing import Any, Callable, Optional, Set, Tuple
 
-try:
-    # signal.getsignal wraps this one in an enum lookup that costs ~2 µs (an exception inside);
+# The call in flight: its client handle and where tn_call_tool_ex writes its id.
+_Current = Tuple[Any, ctypes.c_uint64]
+
+def _raw_getsignal() -> Callable[[int], Any]:
+    # signal.getsignal wraps _signal's in an enum lookup that costs ~2 µs (an exception inside);
     # the raw handler is all we compare.
-    from _signal import getsignal as _getsignal
-except ImportError:  # not CPython
-    _getsignal = signal.getsignal
+    try:
+        raw: Callable[[int], Any] = getattr(importlib.import_module("_signal"), "getsignal")
+        return raw
+    except (ImportError, AttributeError):  # not CPython
+        return signal.getsignal
+
+
+_getsignal = _raw_getsignal()
 
 # A signal that comes before the call has published its id: the watcher looks again this often.
 _ID_POLL_S = 0.001
@@ -45,10 +54,11 @@ class _Watch:
         self.cancel = cancel  # cancel(handle, call_id) -> status; tn_call_cancel
         self.r, self.w = socket.socketpair()
         self.w.setblocking(False)
+        self.wfd = self.w.fileno()
         self.pid = os.getpid()
         # (the call in flight: (handle, ctypes.c_uint64), or None; the wakeup fd we stand in
         # for during it, or -1), swapped whole by the main thread (one store under the GIL).
-        self.state: Tuple[Optional[tuple], int] = (None, -1)
+        self.state: Tuple[Optional[_Current], int] = (None, -1)
         t = threading.Thread(target=self._run, name="toolnexus-sigwatch", daemon=True)
         t.start()
 
@@ -69,7 +79,7 @@ class _Watch:
             if current is not None and signal.SIGINT in data:
                 self._cancel(current)
 
-    def _cancel(self, current: tuple) -> None:
+    def _cancel(self, current: _Current) -> None:
         handle, call_id = current
         # The id is written before the request goes out; a SIGINT a few µs earlier waits for it
         # (or for the call to end, when current changes).
@@ -96,7 +106,7 @@ _stale_fds: Set[int] = set()
 def _after_fork() -> None:
     global _watch
     if _watch is not None:
-        _stale_fds.add(_watch.w.fileno())
+        _stale_fds.add(_watch.wfd)
         _watch = None
 
 
@@ -115,11 +125,13 @@ def call(cancel: Any, handle: Any, run: Any) -> Any:
     while a SIGINT cancels it through cancel(handle, id). Raises Unavailable, before running
     anything, when no wakeup fd can be installed."""
     global _watch
-    with _watch_lock:
-        if _watch is None:
-            _watch = _Watch(cancel)
-        w = _watch
-    wfd = w.w.fileno()
+    w = _watch
+    if w is None:
+        with _watch_lock:
+            if _watch is None:
+                _watch = _Watch(cancel)
+            w = _watch
+    wfd = w.wfd
     try:
         prev = signal.set_wakeup_fd(wfd, warn_on_full_buffer=False)
     except (ValueError, OSError) as e:  # not the main thread after all, or no wakeup fd here
