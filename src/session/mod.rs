@@ -87,8 +87,9 @@ pub(crate) struct Session {
     /// Each tool's `execution.taskSupport` where it is not `forbidden` (issue 29); replaced
     /// whole by each listing.
     task_support: RwLock<HashMap<String, tasks::TaskSupport>>,
-    /// Each tool's `outputSchema`, compiled (issue 29); replaced whole by each listing.
-    output_schemas: RwLock<HashMap<String, std::sync::Arc<jsonschema::Validator>>>,
+    /// Each tool's `outputSchema`, compiled at its first result (issues 29, 30); replaced whole
+    /// by each listing.
+    output_schemas: RwLock<HashMap<String, std::sync::Arc<trust::OutputSchema>>>,
     /// MCP 2026-07-28: the DiscoverResult said `capabilities.tools.listChanged` (issue 28).
     lists_changes: AtomicBool,
     /// Who learns of this server's notifications and end, and what ends an opening early.
@@ -514,7 +515,7 @@ impl Session {
                 _ => break,
             }
         }
-        self.learn_tools(&tools, &mut warnings);
+        self.learn_tools(&tools);
         if modern && matches!(self.spec.endpoint, Endpoint::Remote { .. }) {
             let mut routed = HashMap::new();
             tools.retain(|t| {

@@ -11,15 +11,33 @@ use crate::mapping::listing::ListedTool;
 use crate::util::{read, write};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+/// A tool's `outputSchema`, compiled at its first result rather than at the listing (issue 30:
+/// compiling, with the 2020-12 meta-schema the crate builds once per process to check it, cost
+/// every connect to a server with such a tool ~1.5 ms of a cold start, called or not).
+pub(crate) struct OutputSchema {
+    schema: Value,
+    compiled: OnceLock<Result<jsonschema::Validator, String>>,
+}
+
+impl OutputSchema {
+    /// The validator, or why the schema does not compile (the tool's results are not checked).
+    fn validator(&self) -> Result<&jsonschema::Validator, &str> {
+        self.compiled
+            .get_or_init(|| jsonschema::validator_for(&self.schema).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
 
 /// The most schema errors one result lists.
 const MAX_SCHEMA_ERRORS: usize = 10;
 
 impl Session {
-    /// Notes each listed tool's `execution.taskSupport` and compiles its `outputSchema`; a
-    /// schema that does not compile is a warning in the status, and that tool is not checked.
-    pub(super) fn learn_tools(&self, tools: &[ListedTool], warnings: &mut Vec<String>) {
+    /// Notes each listed tool's `execution.taskSupport` and keeps its `outputSchema`, compiled
+    /// at the tool's first result ([`OutputSchema`]).
+    pub(super) fn learn_tools(&self, tools: &[ListedTool]) {
         let mut supports = HashMap::new();
         let mut schemas = HashMap::new();
         for t in tools {
@@ -35,14 +53,13 @@ impl Session {
                 continue;
             }
             if let Some(schema) = m.get("outputSchema").filter(|s| s.is_object()) {
-                match jsonschema::validator_for(schema) {
-                    Ok(v) => {
-                        schemas.insert(name.to_string(), Arc::new(v));
-                    }
-                    Err(e) => warnings.push(format!(
-                        "tool `{name}`: its outputSchema is not a valid JSON Schema ({e}); its results are not checked"
-                    )),
-                }
+                schemas.insert(
+                    name.to_string(),
+                    Arc::new(OutputSchema {
+                        schema: schema.clone(),
+                        compiled: OnceLock::new(),
+                    }),
+                );
             }
         }
         // Swapped whole (issue 28: a refresh may change them while calls read them).
@@ -66,8 +83,16 @@ impl Session {
         }
         let shaped = crate::mapping::shape::from_response(line)?;
         let schema = read(&self.output_schemas).get(remote).cloned();
-        let shaped = match schema {
-            Some(v) => self.check_output(remote, line, &shaped, &v)?,
+        let shaped = match schema.as_deref().map(OutputSchema::validator) {
+            Some(Ok(v)) => self.check_output(remote, line, &shaped, v)?,
+            // Not checked, and the result says why (the listing no longer compiles schemas).
+            Some(Err(why)) => with_metadata(
+                &shaped,
+                "outputSchemaErrors",
+                Value::Array(vec![Value::String(format!(
+                    "the tool's outputSchema is not a valid JSON Schema ({why}); the result was not checked"
+                ))]),
+            ),
             None => shaped,
         };
         Ok(if over {
@@ -182,6 +207,27 @@ mod tests {
             c["metadata"]["truncated"],
             serde_json::json!({"bytes": 99, "limit": 3})
         );
+    }
+
+    #[test]
+    fn an_output_schema_compiles_at_its_first_use_and_once() {
+        let good = OutputSchema {
+            schema: serde_json::json!({"type": "object", "required": ["n"]}),
+            compiled: OnceLock::new(),
+        };
+        assert!(
+            good.compiled.get().is_none(),
+            "nothing compiled before a result needs it"
+        );
+        let v = good.validator().unwrap();
+        assert!(v.is_valid(&serde_json::json!({"n": 1})));
+        assert!(!v.is_valid(&serde_json::json!({})));
+        assert!(std::ptr::eq(v, good.validator().unwrap()), "compiled once");
+        let bad = OutputSchema {
+            schema: serde_json::json!({"type": "no-such-type"}),
+            compiled: OnceLock::new(),
+        };
+        assert!(!bad.validator().unwrap_err().is_empty());
     }
 
     #[test]
