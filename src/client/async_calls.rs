@@ -19,20 +19,7 @@ type Job = Box<dyn FnOnce() + Send>;
 struct PoolState {
     queue: VecDeque<Job>,
     idle: usize,
-    /// Workers whose job is running its `done`: each looks at the queue as soon as it
-    /// returns, so a call that `done` (or the host it woke) starts needs no new thread and no
-    /// wake-up (issue 30: the async path kept a thread per call in flight busy, and a call
-    /// started as another ended found no idle worker and spawned one).
-    finishing: usize,
     closing: bool,
-}
-
-std::thread_local! {
-    /// This pool thread's job said it is finishing ([`Calls::finishing`]).
-    static FINISHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// This thread is a pool worker: only such a thread is ever counted as finishing (a done
-    /// fired anywhere else must not promise a worker that never comes).
-    static WORKER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The client's asynchronous calls: ids, the calls in flight, and the threads that run them.
@@ -78,10 +65,9 @@ impl Calls {
     pub(crate) fn spawn(&self, job: Job) -> std::io::Result<()> {
         let (m, cv) = &*self.pool;
         let mut st = lock(m);
-        // `idle` counts waiting workers and `finishing` those about to look, kept by the
-        // workers themselves: each takes jobs from the queue until it is empty, so the queue
-        // needs no more workers than it has jobs.
-        if st.idle + st.finishing > st.queue.len() {
+        // `idle` counts waiting workers, kept by the workers themselves: each takes jobs from
+        // the queue until it is empty, so the queue needs no more workers than it has jobs.
+        if st.idle > st.queue.len() {
             st.queue.push_back(job);
             cv.notify_one();
             return Ok(());
@@ -89,15 +75,6 @@ impl Calls {
         drop(st);
         let pool = self.pool.clone();
         crate::util::spawn("tn-call", move || worker(&pool, Some(job))).map(drop)
-    }
-
-    /// The job on this pool thread is about to fire its `done`: counted as a worker that will
-    /// look at the queue, until it does. Only on a pool thread (a job's own).
-    pub(crate) fn finishing(&self) {
-        if !WORKER.with(|w| w.get()) || FINISHING.with(|f| f.replace(true)) {
-            return;
-        }
-        lock(&self.pool.0).finishing += 1;
     }
 
     /// Disconnect: refuse new calls, then wait until every call in flight has fired its done.
@@ -121,29 +98,20 @@ impl Calls {
 
 fn worker(pool: &(Mutex<PoolState>, Condvar), first: Option<Job>) {
     let (m, cv) = pool;
-    WORKER.with(|w| w.set(true));
     let run = |job: Job| {
         // A job fires its own done even when it panics (a guard in it); here a panic only
         // must not take the pool down.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
     };
-    // After a job: the pool locked, and this worker no longer counted as finishing.
-    let after = || {
-        let mut st = lock(m);
-        if FINISHING.with(|f| f.replace(false)) {
-            st.finishing -= 1;
-        }
-        st
-    };
     if let Some(job) = first {
         run(job);
     }
-    let mut st = after();
+    let mut st = lock(m);
     loop {
         if let Some(job) = st.queue.pop_front() {
             drop(st);
             run(job);
-            st = after();
+            st = lock(m);
             continue;
         }
         if st.closing {

@@ -36,7 +36,6 @@ struct Finish {
 impl Finish {
     fn fire(&mut self, result: String) {
         if let Some(done) = self.done.take() {
-            self.calls.finishing();
             crate::host::as_callback(self.client, None, || done(result));
         }
     }
