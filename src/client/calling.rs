@@ -108,26 +108,34 @@ impl Client {
         }
         let timeout = self.timeout_of(idx, own_timeout);
         let cancelled = || state.is_some_and(|s| s.is_cancelled());
-        match session_for_call(&self.inner, idx, timeout, &cancelled) {
+        let outcome = match session_for_call(&self.inner, idx, timeout, &cancelled) {
             Ok((session, waited)) => {
                 let ctl = crate::session::CallCtl {
                     timeout: left_after(timeout, waited).or(own_timeout),
                     state,
                     ..crate::session::CallCtl::PLAIN
                 };
-                let result = session.call(&remote, &args, &ctl).ok_or_else(closed)?;
-                // A cancel that came first is what the call returns, as for an asynchronous one.
-                Ok(match state {
-                    Some(s) if !s.decide() => crate::mapping::shape::failure(&format!(
-                        "server `{}`: tools/call `{remote}` was cancelled",
-                        slot.name
-                    )),
-                    _ => result,
-                })
+                session.call(&remote, &args, &ctl)
             }
-            Err(Away::Closed) => Err(closed()),
-            Err(Away::Failed(why)) => Ok(not_sent(&slot.name, &remote, &why)),
-        }
+            Err(Away::Closed) => None,
+            Err(Away::Failed(why)) => Some(not_sent(&slot.name, &remote, &why)),
+        };
+        let Some(state) = state else {
+            return outcome.ok_or_else(closed);
+        };
+        // A call the host may cancel ends as its asynchronous form's done would say (§7): a
+        // cancel that came first is what it returns, and a disconnect is the isError
+        // "disconnected", not TN_ERR_CLOSED.
+        Ok(if !state.decide() {
+            crate::mapping::shape::failure(&format!(
+                "server `{}`: tools/call `{remote}` was cancelled",
+                slot.name
+            ))
+        } else {
+            outcome.unwrap_or_else(|| {
+                crate::mapping::shape::failure(&format!("{}: disconnected", slot.name))
+            })
+        })
     }
 
     /// A call's timeout: its own `timeoutMs`, else its server's `timeout`.

@@ -379,6 +379,24 @@ static void a_synchronous_call_is_cancelled_from_another_thread(void) {
   tn_disconnect(c);
 }
 
+/* Disconnect while a synchronous call another thread could cancel is in flight: it returns
+ * promptly with the isError "disconnected", as its asynchronous form's done would. */
+static void a_synchronous_call_ended_by_disconnect_is_a_result(void) {
+  tn_client *c = connect_fx(NULL);
+  sync_call s = {.c = c};
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, sync_ex, &s) == 0, "thread");
+  for (int i = 0; i < 500 && s.id == 0; i++) usleep(10 * 1000);
+  usleep(200 * 1000);
+  double t0 = now_s();
+  tn_disconnect(c);
+  pthread_join(t, NULL);
+  CHECK(s.ended - t0 < 10, "returned promptly: %.2f s", s.ended - t0);
+  CHECK(s.st == TN_OK, "status %d", s.st);
+  CHECK(contains(s.result, "fx: disconnected") && contains(s.result, "\"isError\":true"), "result %s", s.result);
+  tn_string_free(s.result);
+}
+
 /* Its options, ids and refusals: timeoutMs ends it; a finished call's id is retired; bad
  * options and unknown tools are refused with 0 in call_id_out. */
 static void a_synchronous_call_with_options(void) {
@@ -425,6 +443,7 @@ int main(int argc, char **argv) {
       {"disconnect_from_done_is_reentrant", disconnect_from_done_is_reentrant},
       {"a_synchronous_call_is_cancelled_from_another_thread", a_synchronous_call_is_cancelled_from_another_thread},
       {"a_synchronous_call_with_options", a_synchronous_call_with_options},
+      {"a_synchronous_call_ended_by_disconnect_is_a_result", a_synchronous_call_ended_by_disconnect_is_a_result},
   };
   return run_tests(tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

@@ -351,31 +351,65 @@ def test_a_plain_call_on_the_main_thread_does_not_take_the_asynchronous_path(mon
             c.call("nope")
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="POSIX signals")
+@pytest.mark.skipif(not hasattr(signal, "SIGWINCH"), reason="POSIX signals")
 def test_other_signals_neither_cancel_a_main_thread_call_nor_are_lost_to_another_wakeup_fd():
     # Someone else's wakeup fd (asyncio's, say) is in place: the call stands in for it, forwards
-    # what it reads, and puts it back; a signal other than SIGINT does not cancel the call, and
-    # its Python handler runs once the call returns.
+    # what it reads, and puts it back; a signal like SIGWINCH does not cancel the call, and its
+    # Python handler runs once the call returns.
     seen = []
-    old_handler = signal.signal(signal.SIGUSR1, lambda signum, frame: seen.append(signum))
+    old_handler = signal.signal(signal.SIGWINCH, lambda signum, frame: seen.append(signum))
     r, w = os.pipe()
     os.set_blocking(w, False)
     os.set_blocking(r, False)
     prev = signal.set_wakeup_fd(w)
     try:
         with tn.connect(config()) as c:
-            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGWINCH)).start()
             res = c.call("fx_slow", {"ms": 1000})
             assert (res.is_error, res.output) == (False, "slept 1000")
-            assert seen == [signal.SIGUSR1]
+            assert seen == [signal.SIGWINCH]
             assert cancelled_ids(c) == []
-        assert signal.set_wakeup_fd(w) == w  # theirs was put back
-        assert os.read(r, 16) == bytes([signal.SIGUSR1])  # and got the signal
+            assert signal.set_wakeup_fd(w) == w  # theirs was put back
+        wait_for(lambda: _readable(r))
+        assert os.read(r, 16) == bytes([signal.SIGWINCH])  # and got the signal
     finally:
         signal.set_wakeup_fd(prev)
-        signal.signal(signal.SIGUSR1, old_handler)
+        signal.signal(signal.SIGWINCH, old_handler)
         os.close(r)
         os.close(w)
+
+
+def _readable(fd):
+    import select
+    return bool(select.select([fd], [], [], 0)[0])
+
+
+def test_no_wakeup_fd_is_left_behind_by_a_main_thread_call():
+    # A SIGINT between calls must not reach the watcher (it would cancel the next call).
+    prev = signal.set_wakeup_fd(-1)
+    try:
+        with tn.connect(config()) as c:
+            assert c.call("fx_echo", {"text": "x"}).output == "x"
+            assert signal.set_wakeup_fd(-1) == -1
+    finally:
+        signal.set_wakeup_fd(prev)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="POSIX signals")
+def test_a_sigusr1_handler_runs_while_a_main_thread_call_waits():
+    # A program that handles SIGTERM, SIGALRM, SIGUSR1, … to stop or time out gets its handler
+    # run during the call (the sliced wait), not only when the call returns.
+    ran_at = []
+    old_handler = signal.signal(signal.SIGUSR1, lambda signum, frame: ran_at.append(time.monotonic()))
+    try:
+        with tn.connect(config()) as c:
+            threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+            res = c.call("fx_slow", {"ms": 2000})
+            ended = time.monotonic()
+            assert (res.is_error, res.output) == (False, "slept 2000")
+            assert len(ran_at) == 1 and ended - ran_at[0] > 1.0, (ran_at, ended)
+    finally:
+        signal.signal(signal.SIGUSR1, old_handler)
 
 
 # ---------------------------------------------------------------- reentrancy and leaks

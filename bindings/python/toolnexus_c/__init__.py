@@ -150,7 +150,6 @@ Resolver = Callable[[Request], Answer]
 # Set while this thread runs a resolver: a synchronous call made there uses tn_call_tool, which
 # refuses (TN_ERR_REENTRANT) what would deadlock instead of waiting for it.
 _in_resolver = threading.local()
-_MAIN_THREAD: Final = threading.main_thread()
 
 
 def _timeout_options(timeout_ms: Optional[int]) -> Optional[bytes]:
@@ -646,12 +645,12 @@ class Client:
             a = None if args is None else _json_text(args, "args")
             options = _timeout_options(timeout_ms)
             lib = _ffi.lib()
-            if (threading.current_thread() is not _MAIN_THREAD
+            if (threading.current_thread() is not threading.main_thread()
                     or getattr(_in_resolver, "active", False)):
                 if options is None:
                     return ToolResult(_text(_ffi.call_out(lib.tn_call_tool, h, cname, a)))
                 return ToolResult(_text(_ffi.call_out(lib.tn_call_tool_ex, h, cname, a, options, None)))
-            if _interrupt.sigint_is_default():
+            if _interrupt.fast_path_ok():
                 try:
                     return ToolResult(_text(_interrupt.call(
                         lib.tn_call_cancel, h,
@@ -659,8 +658,8 @@ class Client:
                                                       ctypes.byref(call_id)))))
                 except _interrupt.Unavailable:
                     pass
-            # The host's own SIGINT handler runs while the call goes on, and cancels it if it
-            # raises: the sliced wait.
+            # The host's own SIGINT (or SIGTERM, SIGALRM, …) handler runs while the call goes
+            # on, and cancels it if it raises: the sliced wait.
         return self._wait(self._starter(name, args), timeout_ms, on_progress)
 
     async def call_async(

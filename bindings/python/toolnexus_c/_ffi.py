@@ -230,15 +230,12 @@ def call_out(fn: Callable[..., int], *args: Any) -> Optional[bytes]:
     """fn(*args, &out) for a `char **out` function: the string (bytes), or None when *out stayed
     NULL. Raises the typed error on a non-OK status; the out-string is always freed."""
     out = c_void_p()
-    status = fn(*args, byref(out))
-    if status != TN_OK:
-        err = error_for(status)
+    # Freed however this ends: a KeyboardInterrupt raised as the call returns included.
+    try:
+        status = fn(*args, byref(out))
+        if status != TN_OK:
+            raise error_for(status)
+        return None if not out.value else ctypes.string_at(out.value)
+    finally:
         if out.value:
             lib().tn_string_free(out.value)
-        raise err
-    if not out.value:
-        return None
-    try:
-        return ctypes.string_at(out.value)
-    finally:
-        lib().tn_string_free(out.value)

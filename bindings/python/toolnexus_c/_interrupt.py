@@ -10,11 +10,12 @@ inside the library; a watcher thread reads it and, for SIGINT, cancels the call 
 tn_call_cancel. The call then returns (its cancelled isError) and Python raises
 KeyboardInterrupt on the main thread as it always does after a SIGINT.
 
-Used only when SIGINT's handler is Python's default one (which raises KeyboardInterrupt): a
-program with its own SIGINT handler keeps the sliced wait, where that handler runs while the
-call goes on and cancels it if it raises. Other signals' Python handlers run when the call
-returns (it is bounded by its timeout). A wakeup fd another library installed (asyncio's, say)
-is put back after the call, and the bytes read meanwhile are forwarded to it.
+Used only when SIGINT's handler is Python's default one (which raises KeyboardInterrupt) and
+none of the signals a program handles to stop or to time out (SIGTERM, SIGHUP, SIGALRM, …) has a
+Python handler: otherwise the sliced wait, where those handlers run while the call goes on and
+cancel it if they raise. Other signals' Python handlers (SIGCHLD, SIGWINCH, …) run when the call
+returns. The wakeup fd is ours only during the call: the one before (asyncio's, say, or none) is
+put back at its end, and every byte read while we stood in for it is passed on to it.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ import signal
 import socket
 import threading
 import time
-from typing import Any, Callable, Optional, Set, Tuple
+from typing import Any, Callable, List, Optional, Set, Tuple
 
 # The call in flight: its client handle and where tn_call_tool_ex writes its id.
 _Current = Tuple[Any, ctypes.c_uint64]
+
 
 def _raw_getsignal() -> Callable[[int], Any]:
     # signal.getsignal wraps _signal's in an enum lookup that costs ~2 µs (an exception inside);
@@ -43,8 +45,34 @@ def _raw_getsignal() -> Callable[[int], Any]:
 
 _getsignal = _raw_getsignal()
 
+# Signals whose Python handlers must run while a call waits (a program stops or times out on
+# them): with one installed, the main thread waits in slices.
+_PROMPT: List[int] = [getattr(signal, n) for n in
+                      ("SIGTERM", "SIGHUP", "SIGALRM", "SIGQUIT", "SIGUSR1", "SIGUSR2",
+                       "SIGVTALRM", "SIGPROF", "SIGBREAK") if hasattr(signal, n)]
+_NOT_PYTHON = (signal.SIG_DFL, signal.SIG_IGN, None)
+
 # A signal that comes before the call has published its id: the watcher looks again this often.
 _ID_POLL_S = 0.001
+
+
+def _forward(fd: int, data: bytes) -> None:
+    """Passes signal bytes on to the wakeup fd we stood in for (a socket on Windows)."""
+    try:
+        os.write(fd, data)
+        return
+    except OSError:
+        pass
+    try:
+        s = socket.socket(fileno=fd)
+    except OSError:
+        return
+    try:
+        s.send(data)
+    except OSError:
+        pass
+    finally:
+        s.detach()
 
 
 class _Watch:
@@ -55,9 +83,8 @@ class _Watch:
         self.r, self.w = socket.socketpair()
         self.w.setblocking(False)
         self.wfd = self.w.fileno()
-        self.pid = os.getpid()
-        # (the call in flight: (handle, ctypes.c_uint64), or None; the wakeup fd we stand in
-        # for during it, or -1), swapped whole by the main thread (one store under the GIL).
+        # (the call in flight, or None; the wakeup fd we stand, or stood, in for, or -1),
+        # swapped whole by the main thread (one store under the GIL).
         self.state: Tuple[Optional[_Current], int] = (None, -1)
         t = threading.Thread(target=self._run, name="toolnexus-sigwatch", daemon=True)
         t.start()
@@ -72,10 +99,7 @@ class _Watch:
                 return
             current, forward = self.state
             if forward >= 0:
-                try:
-                    os.write(forward, data)
-                except OSError:
-                    pass
+                _forward(forward, data)
             if current is not None and signal.SIGINT in data:
                 self._cancel(current)
 
@@ -107,6 +131,13 @@ def _after_fork() -> None:
     global _watch
     if _watch is not None:
         _stale_fds.add(_watch.wfd)
+        # Forked mid-call: the parent's socket must not stay this process's wakeup fd.
+        current, forward = _watch.state
+        if current is not None:
+            try:
+                signal.set_wakeup_fd(forward)
+            except (ValueError, OSError):
+                pass
         _watch = None
 
 
@@ -114,10 +145,15 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
 
-def sigint_is_default() -> bool:
-    """Whether SIGINT's handler is Python's default one (KeyboardInterrupt): then a call on the
-    main thread may wait in the library and be cancelled from the watcher."""
-    return _getsignal(signal.SIGINT) is signal.default_int_handler
+def fast_path_ok() -> bool:
+    """Whether a call on the main thread may wait in the library: SIGINT's handler is Python's
+    default (KeyboardInterrupt) and no signal in _PROMPT has a Python handler."""
+    if _getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return False
+    for s in _PROMPT:
+        if _getsignal(s) not in _NOT_PYTHON:
+            return False
+    return True
 
 
 def call(cancel: Any, handle: Any, run: Any) -> Any:
@@ -132,21 +168,28 @@ def call(cancel: Any, handle: Any, run: Any) -> Any:
                 _watch = _Watch(cancel)
             w = _watch
     wfd = w.wfd
+    outer = w.state
     try:
         prev = signal.set_wakeup_fd(wfd, warn_on_full_buffer=False)
     except (ValueError, OSError) as e:  # not the main thread after all, or no wakeup fd here
         raise Unavailable(str(e)) from e
-    if prev == wfd or prev in _stale_fds:
+    nested = prev == wfd  # a call from a signal handler that ran inside another one's wait
+    if nested:
+        prev = outer[1]
+    elif prev in _stale_fds:
         prev = -1
     call_id = ctypes.c_uint64(0)
     w.state = ((handle, call_id), prev)
     try:
         return run(call_id)
     finally:
-        w.state = (None, -1)
-        if prev >= 0:
-            # Someone else's wakeup fd: theirs again (ours stays when there was none).
+        if nested:
+            w.state = outer
+        else:
+            # Theirs (or none) again first; a byte the watcher reads after this still goes to
+            # them, since the state keeps their fd until the next call replaces it.
             try:
                 signal.set_wakeup_fd(prev)
             except (ValueError, OSError):
                 pass
+            w.state = (None, prev)
