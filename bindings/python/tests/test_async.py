@@ -331,15 +331,25 @@ def test_a_sigint_handler_of_the_hosts_own_runs_during_the_call_and_its_raise_ca
     assert len(json.loads(lines[1].split(" ", 1)[1])) == 1, (out, err)
 
 
-def test_a_plain_call_on_the_main_thread_does_not_take_the_asynchronous_path(monkeypatch):
+@pytest.mark.parametrize("sigint", [signal.default_int_handler, signal.SIG_IGN])
+def test_a_plain_call_on_the_main_thread_does_not_take_the_asynchronous_path(monkeypatch, sigint):
     # Issue 30: it used to start an asynchronous call and poll a queue (three times the
-    # latency of the same call from a worker thread); now it waits in the library.
+    # latency of the same call from a worker thread); now it waits in the library, watched for
+    # SIGINT when Python raises KeyboardInterrupt for it, plainly when SIGINT is ignored (a test
+    # command run in the background, a daemon started with nohup).
     assert threading.current_thread() is threading.main_thread()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    old = signal.signal(signal.SIGINT, sigint)
 
     def refuse(*a, **k):
         raise AssertionError("a plain main-thread call went through tn_call_tool_async")
 
+    try:
+        _plain_main_thread_calls(monkeypatch, refuse)
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def _plain_main_thread_calls(monkeypatch, refuse):
     with tn.connect(config()) as c:
         monkeypatch.setattr(tn.Client, "_starter", refuse)
         assert c.call("fx_echo", {"text": "main"}).output == "main"

@@ -650,6 +650,8 @@ class Client:
                 if options is None:
                     return ToolResult(_text(_ffi.call_out(lib.tn_call_tool, h, cname, a)))
                 return ToolResult(_text(_ffi.call_out(lib.tn_call_tool_ex, h, cname, a, options, None)))
+            if _interrupt.nothing_to_watch():
+                return ToolResult(_text(_ffi.call_out(lib.tn_call_tool_ex, h, cname, a, options, None)))
             if _interrupt.fast_path_ok():
                 try:
                     return ToolResult(_text(_interrupt.call(

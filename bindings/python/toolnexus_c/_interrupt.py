@@ -145,6 +145,17 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
 
+def nothing_to_watch() -> bool:
+    """Whether a call on the main thread needs no watcher at all: SIGINT ignored or left to the
+    system (a daemon started with nohup, say) and no signal in _PROMPT with a Python handler."""
+    if _getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.SIG_DFL):
+        return False
+    for s in _PROMPT:
+        if _getsignal(s) not in _NOT_PYTHON:
+            return False
+    return True
+
+
 def fast_path_ok() -> bool:
     """Whether a call on the main thread may wait in the library: SIGINT's handler is Python's
     default (KeyboardInterrupt) and no signal in _PROMPT has a Python handler."""
