@@ -348,14 +348,21 @@ static void *sync_ex(void *arg) {
   return NULL;
 }
 
+/* Starts sync_ex on a thread of its own and waits (up to 5 s) until the call has published its
+ * id. */
+static pthread_t start_sync(sync_call *s) {
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, sync_ex, s) == 0, "thread");
+  for (int i = 0; i < 500 && s->id == 0; i++) usleep(10 * 1000);
+  return t;
+}
+
 /* A synchronous call another thread cancels by the id it published (issue 30): the call
  * returns the cancelled isError promptly, the server is told, the id is then gone. */
 static void a_synchronous_call_is_cancelled_from_another_thread(void) {
   tn_client *c = connect_fx(NULL);
   sync_call s = {.c = c};
-  pthread_t t;
-  CHECK(pthread_create(&t, NULL, sync_ex, &s) == 0, "thread");
-  for (int i = 0; i < 500 && s.id == 0; i++) usleep(10 * 1000);
+  pthread_t t = start_sync(&s);
   CHECK(s.id >= 1, "call_id_out written while the call waits");
   usleep(200 * 1000);
   double t0 = now_s();
@@ -384,9 +391,7 @@ static void a_synchronous_call_is_cancelled_from_another_thread(void) {
 static void a_synchronous_call_ended_by_disconnect_is_a_result(void) {
   tn_client *c = connect_fx(NULL);
   sync_call s = {.c = c};
-  pthread_t t;
-  CHECK(pthread_create(&t, NULL, sync_ex, &s) == 0, "thread");
-  for (int i = 0; i < 500 && s.id == 0; i++) usleep(10 * 1000);
+  pthread_t t = start_sync(&s);
   usleep(200 * 1000);
   double t0 = now_s();
   tn_disconnect(c);

@@ -261,30 +261,35 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def test_ctrl_c_during_a_synchronous_call_cancels_it():
-    env = dict(os.environ)
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, FIXTURE], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd="/")
+def _interrupt_child(script):
+    """Runs script (with the fixture's path), sends it SIGINT 0.5 s after it says "ready" (inside
+    c.call by then): (stdout, stderr, returncode, seconds from the signal to its end)."""
+    proc = subprocess.Popen([sys.executable, "-c", script, FIXTURE], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd="/")
     try:
         assert proc.stdout.readline().strip() == "ready"
-        time.sleep(0.5)  # inside c.call by now
+        time.sleep(0.5)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
         # Generous: the child waits up to 5 s for the server to note the cancel, then
         # disconnects, on a machine that may be loaded (a call running to its end takes 60 s).
         out, err = proc.communicate(timeout=45)
-        elapsed = time.monotonic() - t0
+        return out, err, proc.returncode, time.monotonic() - t0
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_ctrl_c_during_a_synchronous_call_cancels_it():
+    out, err, returncode, elapsed = _interrupt_child(CHILD)
     lines = out.splitlines()
     assert lines and lines[0].startswith("interrupted after"), (out, err)
     assert "returned" not in out
     ids = json.loads(lines[1].split(" ", 1)[1])
     assert len(ids) == 1, (out, err)  # the server was told
     assert "KeyboardInterrupt" in err.splitlines()[-1], err
-    assert proc.returncode != 0
+    assert returncode != 0
     # SIGINT came about 0.5 s into the call: it was seen within one wait slice, not at the end
     assert float(lines[0].split()[2]) < 1.5, lines[0]
     assert elapsed < 30, elapsed
@@ -314,17 +319,7 @@ CHILD_OWN_HANDLER = textwrap.dedent("""
 
 
 def test_a_sigint_handler_of_the_hosts_own_runs_during_the_call_and_its_raise_cancels_it():
-    proc = subprocess.Popen([sys.executable, "-c", CHILD_OWN_HANDLER, FIXTURE], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd="/")
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(0.5)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=45)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    out, err, _, _ = _interrupt_child(CHILD_OWN_HANDLER)
     lines = out.splitlines()
     assert lines and lines[0].startswith("stopped after"), (out, err)
     assert float(lines[0].split()[2]) < 1.5, lines[0]
