@@ -2,16 +2,19 @@
 //! the transport, the handshake ([`legacy`]), `tools/list` with pagination, `tools/call` with
 //! its timeout and cancellation, and failures told in words with secrets masked (§9).
 
+mod call;
 mod call_state;
 mod era;
+mod failure;
 mod legacy;
 mod modern;
+mod mrtr;
 mod probe;
-mod rounds;
 mod skills;
 mod suspend;
 mod tasks;
 mod trust;
+mod url_elicitation;
 
 pub(crate) use suspend::Start;
 pub(crate) use suspend::{decode as decode_resume, Continue, Resume};
@@ -477,6 +480,7 @@ impl Session {
                     self.with_resolver,
                     None,
                     self.spec.log_level,
+                    &[],
                 ));
                 params.push('}');
             }

@@ -1,7 +1,7 @@
 //! MCP 2026-07-28 (contract §6): no handshake; every request carries the `_meta` envelope
 //! (protocol version, client capabilities with elicitation only when a resolver is registered,
 //! client info); over HTTP the `Mcp-Name`/`Mcp-Param-*` routing headers (SEP-2243); results
-//! carry `resultType`. The MRTR rounds themselves are in [`super::rounds`].
+//! carry `resultType`. The MRTR rounds themselves are in [`super::mrtr`].
 
 use crate::transport::Routing;
 use base64::Engine;
@@ -13,18 +13,36 @@ pub(crate) use crate::transport::http::MODERN_VERSION;
 /// 2026-07-28 server sends none.
 const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 
-/// The `_meta` envelope's members (without braces), with `progressToken` when given, and the
-/// log level asked for (`logLevel`, issue 28) when one is configured.
+/// The `_meta` envelope's members (without braces), with `progressToken` when given, the log
+/// level asked for (`logLevel`) when one is configured, and the client capabilities: form and
+/// URL elicitation when a resolver is registered, and each of `extensions` (a feature's key,
+/// e.g. SEP-2663's Tasks) declared as supported. The caller names the extensions, so this file
+/// knows no feature.
 pub(super) fn envelope(
     with_resolver: bool,
     progress_token: Option<u64>,
     log: Option<crate::config::LogLevel>,
+    extensions: &[&str],
 ) -> String {
-    let caps = if with_resolver {
-        r#"{"elicitation":{"form":{},"url":{}}}"#
-    } else {
-        "{}"
-    };
+    let mut caps = String::from("{");
+    if with_resolver {
+        caps.push_str(r#""elicitation":{"form":{},"url":{}}"#);
+    }
+    if !extensions.is_empty() {
+        if with_resolver {
+            caps.push(',');
+        }
+        caps.push_str(r#""extensions":{"#);
+        for (i, e) in extensions.iter().enumerate() {
+            if i > 0 {
+                caps.push(',');
+            }
+            crate::json::rpc::push_json_string(&mut caps, e);
+            caps.push_str(":{}");
+        }
+        caps.push('}');
+    }
+    caps.push('}');
     let mut s = format!(
         r#""io.modelcontextprotocol/protocolVersion":"{MODERN_VERSION}","io.modelcontextprotocol/clientCapabilities":{caps},"io.modelcontextprotocol/clientInfo":{{"name":"toolnexus","version":"{}"}}"#,
         env!("CARGO_PKG_VERSION")
@@ -38,27 +56,12 @@ pub(super) fn envelope(
     s
 }
 
-/// The envelope of a task call and its `tasks/*` requests: the client capabilities also
-/// declare the Tasks extension (SEP-2663, issue 29).
-pub(super) fn task_envelope(
-    with_resolver: bool,
-    progress_token: Option<u64>,
-    log: Option<crate::config::LogLevel>,
-) -> String {
-    let plain = envelope(with_resolver, progress_token, log);
-    let caps = r#""io.modelcontextprotocol/clientCapabilities":{"#;
-    let ext = format!(
-        r#"{caps}"extensions":{{"{}":{{}}}},"#,
-        super::tasks::EXTENSION
-    );
-    let with_ext = plain.replacen(caps, &ext, 1);
-    // `{…,}` when the capabilities were empty: drop the comma.
-    with_ext.replace(",}", "}")
-}
-
 /// `server/discover` params: the envelope and nothing else (§6).
 pub(super) fn discover_params(with_resolver: bool, log: Option<crate::config::LogLevel>) -> String {
-    format!(r#"{{"_meta":{{{}}}}}"#, envelope(with_resolver, None, log))
+    format!(
+        r#"{{"_meta":{{{}}}}}"#,
+        envelope(with_resolver, None, log, &[])
+    )
 }
 
 /// `subscriptions/listen` params (issue 28): the envelope and the one notification type this
@@ -66,7 +69,7 @@ pub(super) fn discover_params(with_resolver: bool, log: Option<crate::config::Lo
 pub(super) fn listen_params(with_resolver: bool) -> String {
     format!(
         r#"{{"_meta":{{{}}},"notifications":{{"toolsListChanged":true}}}}"#,
-        envelope(with_resolver, None, None)
+        envelope(with_resolver, None, None, &[])
     )
 }
 
@@ -191,10 +194,11 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn the_task_envelope_declares_the_extension_with_and_without_a_resolver() {
+    fn an_envelope_declares_the_extensions_named_with_and_without_a_resolver() {
         for with in [false, true] {
+            let ext = ["io.modelcontextprotocol/tasks"];
             let v: Value =
-                serde_json::from_str(&format!("{{{}}}", task_envelope(with, Some(7), None)))
+                serde_json::from_str(&format!("{{{}}}", envelope(with, Some(7), None, &ext)))
                     .unwrap();
             let caps = &v["io.modelcontextprotocol/clientCapabilities"];
             assert_eq!(
@@ -204,6 +208,11 @@ mod tests {
             );
             assert_eq!(caps.get("elicitation").is_some(), with, "{v}");
             assert_eq!(v["progressToken"], json!(7));
+            let plain: Value =
+                serde_json::from_str(&format!("{{{}}}", envelope(with, None, None, &[]))).unwrap();
+            let caps = &plain["io.modelcontextprotocol/clientCapabilities"];
+            assert!(caps.get("extensions").is_none(), "{plain}");
+            assert_eq!(caps.get("elicitation").is_some(), with, "{plain}");
         }
     }
 

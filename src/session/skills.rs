@@ -269,6 +269,7 @@ impl Session {
                 self.with_resolver,
                 None,
                 self.spec.log_level,
+                &[],
             ));
             params.push('}');
             if !members.is_empty() {

@@ -7,7 +7,7 @@
 //! a wait that ends while the task works returns `metadata.pending` with a resume token that
 //! names the task, and resuming it polls again: nothing is re-run.
 
-use super::rounds::Round;
+use super::mrtr::Round;
 use super::suspend::{self, SavedRequest, Start, TaskRef};
 use super::{modern, CallCtl, Era, Session};
 use crate::config::TasksMode;
@@ -214,10 +214,11 @@ impl Session {
         p.push_str(extra);
         if self.era == Era::Modern {
             p.push_str(r#","_meta":{"#);
-            p.push_str(&modern::task_envelope(
+            p.push_str(&modern::envelope(
                 self.with_resolver,
                 None,
                 self.spec.log_level,
+                &[EXTENSION],
             ));
             p.push('}');
         }
