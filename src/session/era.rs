@@ -110,11 +110,16 @@ pub(super) fn choose(s: &mut Session, live: &Option<LiveBridge>) -> Result<(), S
                 s.warnings = warnings.iter().map(|w| s.spec.secrets().mask(w)).collect();
             }
             Err(legacy::HandshakeError::WantsModern(_)) if s.spec.protocol != Protocol::Legacy => {
-                if s.conn.is_dead() {
-                    s.restart(live)?;
-                }
                 modern = true;
                 reason = format!("`initialize` was answered -32022 listing {MODERN_VERSION}");
+                if stdio {
+                    // A child that refused the handshake may be on its way out (an rmcp
+                    // server's `main` returns the error and exits, a little later): whether it
+                    // is still there when the refusal is read is a race, so it is never asked
+                    // anything more. A fresh child gets the first 2026-07-28 request.
+                    reason.push_str(" (the server was started again)");
+                    s.restart_after(live, &reason)?;
+                }
             }
             Err(legacy::HandshakeError::WantsModern(why)) => {
                 return Err(s.phase_error("initialize", &why));
@@ -122,14 +127,14 @@ pub(super) fn choose(s: &mut Session, live: &Option<LiveBridge>) -> Result<(), S
             Err(legacy::HandshakeError::Failed(mut e)) => {
                 if !probe_first && s.spec.protocol == Protocol::Auto {
                     // The handshake went first (stdio with a resolver): a 2026-07-28-only
-                    // server may refuse it in a way of its own; the probe tells.
-                    if s.conn.is_dead() {
-                        s.restart(live)?;
-                    }
+                    // server may refuse it in a way of its own; the probe tells, asked of a
+                    // fresh child (the one that refused may be exiting, as above).
+                    let refused = "the server refused the handshake (it was started again)";
+                    s.restart_after(live, refused)?;
                     if let Verdict::Modern = probe::run(s) {
                         modern = true;
                         reason = format!(
-                            "the server refused the handshake and answered server/discover ({MODERN_VERSION})"
+                            "the server refused the handshake, was started again and answered server/discover ({MODERN_VERSION})"
                         );
                     }
                 }

@@ -108,6 +108,9 @@ pub(crate) struct Session {
     capabilities: Mutex<Option<serde_json::Value>>,
     /// The Skills entries held: the last listing's, and the skills loaded from them (issue 27).
     skills: Mutex<skills::Held>,
+    /// What ended this server's first child when the opening started it again (a refused
+    /// handshake, §6): a failure after that names it too.
+    before: Option<String>,
 }
 
 /// Why a server could not be brought up: the message names server, phase and cause.
@@ -333,6 +336,7 @@ fn start(
         hold: Gate::default(),
         capabilities: Mutex::new(None),
         skills: Mutex::default(),
+        before: None,
     })
 }
 
@@ -340,12 +344,21 @@ fn start(
 /// changes in MCP 2026-07-28 (before the list, so no change between them is missed), the
 /// tools.
 fn establish(s: &mut Session, live: &Option<LiveBridge>) -> Result<Listing, StartError> {
-    era::choose(s, live)?;
+    let named = |s: &Session, e: StartError| match &s.before {
+        Some(b) => with_before(e, b),
+        None => e,
+    };
+    era::choose(s, live).map_err(|e| named(s, e))?;
     if s.era == Era::Modern && s.lists_changes.load(Ordering::Relaxed) {
         s.listen();
     }
-    let listing = s.list_tools()?;
-    Ok(listing)
+    s.list_tools().map_err(|e| named(s, e))
+}
+
+/// A start error of a server that was started again, naming what ended its first child.
+fn with_before(mut e: StartError, before: &str) -> StartError {
+    e.message.push_str(&format!(" (before: {before})"));
+    e
 }
 
 fn phase_error(spec: &ServerSpec, phase: &str, cause: &str) -> StartError {
@@ -389,6 +402,15 @@ impl Session {
     fn restart(&mut self, live: &Option<LiveBridge>) -> Result<(), StartError> {
         self.stop();
         *self = start(&self.spec, live.clone(), &self.hooks.clone())?;
+        Ok(())
+    }
+
+    /// [`Session::restart`] after `what` happened to the first child: a failure of the new
+    /// one (or of starting it) names both.
+    fn restart_after(&mut self, live: &Option<LiveBridge>, what: &str) -> Result<(), StartError> {
+        let before = self.spec.secrets().mask(what);
+        self.restart(live).map_err(|e| with_before(e, &before))?;
+        self.before = Some(before);
         Ok(())
     }
 

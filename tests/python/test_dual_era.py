@@ -277,3 +277,35 @@ def test_the_era_does_not_depend_on_load(http_servers, with_resolver):
         for b in busy:
             b.kill()
             b.wait()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_modern_only_rmcp_server_with_a_resolver_connects_in_2026(transport):
+    # rmcp 3.11 with `supported_protocol_versions` set to 2026-07-28 alone and its usual
+    # `serve(stdio()).await?` main: over stdio it answers `initialize` with -32022 and exits 1
+    # soon after; the library starts it again and speaks 2026-07-28 to the new child. Over HTTP
+    # the probe goes first and the refused `initialize` costs a request, not a process.
+    proc = None
+    if transport == "stdio":
+        spec = {"command": [RMCP, "stdio-modern"]}
+    else:
+        proc, url = serve([RMCP, "http-modern"])
+        spec = {"url": url}
+    a = Asker()
+    c = tnlib.Client({"mcpServers": {"rs": spec}}, a.resolver)
+    try:
+        st = json.loads(c.statuses_text())["servers"]["rs"]
+        assert st["status"] == "connected" and st["era"] == "modern", st
+        assert st["protocolVersion"] == "2026-07-28", st
+        if transport == "stdio":
+            assert "-32022" in st["eraReason"] and "started again" in st["eraReason"], st
+        else:
+            assert "refused the handshake" in st["eraReason"], st
+        assert call(c, "rs_echo", '{"text":"hé"}') == ("hé", False)
+        out, err = call(c, "rs_ask_mrtr")
+        assert not err and action_of(out) == ("accept", {"name": "Ada"}), out
+        assert [r["prompt"] for r in a.seen] == ["Who are you?"], a.seen
+    finally:
+        c.disconnect()
+        if proc:
+            stop(proc)

@@ -174,6 +174,52 @@ def test_the_envelope_is_on_every_request(server, with_resolver, connect):
     assert "progressToken" in calls(sent, "echo")[0]["params"]["_meta"]
 
 
+@pytest.mark.parametrize("delay_ms", [0, 50, 200])
+def test_a_modern_only_child_that_exits_after_refusing_the_handshake_is_started_again(
+        tmp_path, http, delay_ms, connect):
+    # With a resolver a stdio server gets `initialize` first; this one refuses it (-32022
+    # listing 2026-07-28), reads nothing more and exits 1 `delay_ms` later, as an rmcp server's
+    # `main` does. When the refusal is read the child may or may not be gone: a fresh child
+    # gets the first 2026-07-28 request either way.
+    spec, sent = make_server("stdio", tmp_path, http, ["--modern", "--exit-after-refusal-ms", str(delay_ms)])
+    asker = Asker()
+    c = connect({"mcpServers": {"fx": spec}}, asker.resolver)
+    st = json.loads(c.statuses_text())["servers"]["fx"]
+    assert st["status"] == "connected" and st["era"] == "modern", st
+    assert "-32022" in st["eraReason"] and "started again" in st["eraReason"], st
+    assert output(c.result("fx_echo", '{"text":"hi"}')) == ("hi", False)
+    out, err = output(c.result("fx_mrtr_ask"))
+    assert not err and asker.seen, out
+    rpcs = [r["rpc"] for r in sent()]
+    assert rpcs[0] == "initialize" and rpcs.count("initialize") == 1 and rpcs[1] == "tools/list", rpcs
+
+
+def test_a_modern_only_child_that_refuses_then_fails_names_both(tmp_path, http, connect):
+    # The second child fails too (its tool list errors): the failure names the refusal before it.
+    spec, _ = make_server("stdio", tmp_path, http, ["--modern", "--exit-after-refusal-ms", "20",
+                                                    "--no-tools-list"])
+    c = connect({"mcpServers": {"fx": spec}}, Asker().resolver)
+    st = json.loads(c.statuses_text())["servers"]["fx"]
+    assert st["status"] == "failed", st
+    msg = st["error"]
+    assert "tools/list" in msg and "exploded" in msg, msg
+    assert "(before: `initialize` was answered -32022 listing 2026-07-28 (the server was started again))" in msg, msg
+
+
+def test_a_modern_only_http_server_that_refuses_the_handshake_costs_a_request(tmp_path, http, connect):
+    # Over HTTP the probe goes first; with a resolver `initialize` is tried for a session and
+    # refused: one request, no restart, the same server spoken to in 2026-07-28.
+    spec, sent = make_server("http", tmp_path, http, ["--modern"])
+    asker = Asker()
+    c = connect({"mcpServers": {"fx": spec}}, asker.resolver)
+    st = json.loads(c.statuses_text())["servers"]["fx"]
+    assert st["status"] == "connected" and st["era"] == "modern", st
+    assert "refused the handshake" in st["eraReason"] and "started again" not in st["eraReason"], st
+    assert not output(c.result("fx_mrtr_ask"))[1] and asker.seen
+    rpcs = [r["rpc"] for r in sent()]
+    assert rpcs[:3] == ["server/discover", "initialize", "tools/list"], rpcs
+
+
 def test_modern_tools_list_and_results(tmp_path, http, connect):
     spec, _ = make_server("stdio", tmp_path, http, ["--modern"])
     c = connect({"mcpServers": {"fx": spec}})

@@ -73,6 +73,9 @@ pub struct Opts {
     pub modern: bool,
     /// Serve both eras: a request carrying the envelope is modern, any other legacy.
     pub dual: bool,
+    /// With `--modern` over stdio: after refusing `initialize` (-32022), read nothing more,
+    /// and exit 1 this many ms later (an rmcp server's `main` does so, a little after).
+    pub exit_after_refusal_ms: Option<u64>,
     /// Exit (code 3) on a `server/discover` that arrives before `initialize`.
     pub exit_on_discover: bool,
     /// Never answer `server/discover`.
@@ -96,7 +99,7 @@ const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra
 [--ignore-stdin-eof] [--ignore-sigterm] [--close-stdin-after-init] \
 [--stdout-close-after-init] [--print-pid-file PATH] [--hardening-tools] [--stdout-outlives-exit-ms N] \
 [--http ADDR [--tls-cert FILE --tls-key FILE]] [--log FILE] [--get-status CODE] [--get-close-after-ms N] [--get-retry MS] \
-[--sse-all] [--modern] [--dual] [--exit-on-discover] [--silent-on-discover] [--skills] [--live] [--ttl-ms N] \
+[--sse-all] [--modern] [--dual] [--exit-after-refusal-ms N] [--exit-on-discover] [--silent-on-discover] [--skills] [--live] [--ttl-ms N] \
 [--crash-at-start-if PATH] [--tasks] | --sleep SECONDS";
 
 fn usage_error(msg: &str) -> ! {
@@ -141,6 +144,7 @@ fn parse_opts() -> Opts {
         sse_all: false,
         modern: false,
         dual: false,
+        exit_after_refusal_ms: None,
         exit_on_discover: false,
         silent_on_discover: false,
         skills: false,
@@ -197,6 +201,7 @@ fn parse_opts() -> Opts {
             "--sse-all" => o.sse_all = true,
             "--modern" => o.modern = true,
             "--dual" => o.dual = true,
+            "--exit-after-refusal-ms" => o.exit_after_refusal_ms = Some(num(&a, value(&a))),
             "--exit-on-discover" => o.exit_on_discover = true,
             "--silent-on-discover" => o.silent_on_discover = true,
             "--skills" => o.skills = true,

@@ -39,6 +39,16 @@ impl Server {
                         }
                         Err(e) => {
                             modern::send_rpc_error(out, &id, &e);
+                            if let Some(ms) = opts()
+                                .exit_after_refusal_ms
+                                .filter(|_| method == "initialize")
+                            {
+                                // As an rmcp server's `main` does: the refusal written, nothing
+                                // more read, the process gone a little later.
+                                eprintln!("fixture: refused initialize; exiting in {ms} ms");
+                                thread::sleep(Duration::from_millis(ms));
+                                process::exit(1);
+                            }
                             None
                         }
                     }

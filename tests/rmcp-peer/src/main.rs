@@ -1,7 +1,9 @@
 //! A dual-era MCP server on rmcp 3.11 in its default configuration (both eras; stateful legacy
 //! HTTP sessions), a real peer for the era-policy tests (tests/python/test_dual_era.py).
 //!
-//! usage: tn-rmcp-peer stdio | http [--port N] | http-stateless [--port N]
+//! usage: tn-rmcp-peer stdio | stdio-modern | http [--port N] | http-stateless [--port N] | http-modern [--port N]
+//! `*-modern`: `supported_protocol_versions` is 2026-07-28 alone (a modern-only server; over stdio
+//! rmcp then refuses `initialize` with -32022 and this `main` exits 1, as any rmcp server's does).
 //! tools: echo {text}
 //!        ask_push {}   push-style: `create_elicitation` while the call is open (the handshake era)
 //!        ask_mrtr {}   MRTR-style: an InputRequiredResult, completed on the retry (2026-07-28)
@@ -36,12 +38,14 @@ fn text(t: String) -> CallToolResult {
 }
 
 #[derive(Clone)]
-struct Peer1;
+struct Peer1 {
+    modern_only: bool,
+}
 
 #[tool_router]
 impl Peer1 {
-    fn new() -> Self {
-        Self
+    fn new(modern_only: bool) -> Self {
+        Self { modern_only }
     }
 
     #[tool(description = "Return the text unchanged.")]
@@ -99,6 +103,14 @@ impl ServerHandler for Peer1 {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("tn-rmcp-peer", "0.0.0"))
     }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        if self.modern_only {
+            std::borrow::Cow::Borrowed(&[ProtocolVersion::V_2026_07_28])
+        } else {
+            std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+        }
+    }
 }
 
 #[tokio::main]
@@ -109,17 +121,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(i) => args.get(i + 1).ok_or("--port needs a number")?.parse()?,
         None => 38700,
     };
+    let modern_only = mode.ends_with("-modern");
     match mode {
-        "stdio" => {
-            let service = Peer1::new().serve(rmcp::transport::stdio()).await?;
+        "stdio" | "stdio-modern" => {
+            let service = Peer1::new(modern_only)
+                .serve(rmcp::transport::stdio())
+                .await?;
             service.waiting().await?;
         }
-        "http" | "http-stateless" => {
+        "http" | "http-stateless" | "http-modern" => {
             // rmcp's default keeps stateful legacy sessions; http-stateless turns them off.
             let config =
                 StreamableHttpServerConfig::default().with_legacy_session_mode(mode == "http");
             let service: StreamableHttpService<Peer1, LocalSessionManager> =
-                StreamableHttpService::new(|| Ok(Peer1::new()), Default::default(), config);
+                StreamableHttpService::new(
+                    move || Ok(Peer1::new(modern_only)),
+                    Default::default(),
+                    config,
+                );
             let router = axum::Router::new().nest_service("/mcp", service);
             let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
             eprintln!("listening on http://127.0.0.1:{port}/mcp ({mode})");
