@@ -425,7 +425,8 @@ impl Conn {
 
     /// A modern `subscriptions/listen` (`--live`): an event stream that starts with the
     /// acknowledgement and carries each list change, held until the client closes it.
-    fn listen(&mut self, id: Value) -> bool {
+    fn listen(&mut self, id: Value, params: Option<&Value>) -> bool {
+        let filter = crate::live::Filter::honoured(params);
         let Ok(clone) = self.sock().try_clone() else {
             return false;
         };
@@ -436,9 +437,9 @@ impl Conn {
         crate::wire::event_chunk(
             &mut w,
             crate::live::next_event_id(),
-            &crate::live::acknowledgement(&id),
+            &crate::live::acknowledgement(&id, &filter),
         );
-        let ok = crate::live::add_listener(id, stream.clone(), &w);
+        let ok = crate::live::add_listener(id, filter, stream.clone(), &w);
         self.w = w;
         if !ok {
             return false;
@@ -523,10 +524,12 @@ impl Conn {
             );
             return bad(what, "Mcp-Method");
         }
-        // SEP-2243: Mcp-Name repeats a tools/call's name and a resources/read's URI.
+        // SEP-2243: Mcp-Name repeats a tools/call's name and a resources/read's URI (and, with
+        // --resources, a prompts/get's name).
         let named = match method {
             "tools/call" => Some("name"),
             "resources/read" => Some("uri"),
+            "prompts/get" if opts().resources => Some("name"),
             _ => None,
         };
         if let Some(key) = named {
@@ -544,6 +547,9 @@ impl Conn {
 
     /// Serve a modern POST: no session; errors before dispatch are HTTP 400.
     fn modern(&mut self, msg: Msg) -> bool {
+        if let Msg::Notification { method, params } = &msg {
+            crate::resources::notified(method, params.as_ref()); // a cancelled fx://slow read
+        }
         let (method, id, params) = match msg {
             Msg::Request { method, id, params } => (method, id, params),
             Msg::Notification { .. } | Msg::Response(_) => {
@@ -577,8 +583,8 @@ impl Conn {
         if let Some(e) = early {
             return self.modern_error(400, &id, &e);
         }
-        if method == "subscriptions/listen" && crate::live::enabled() {
-            return self.listen(id);
+        if method == "subscriptions/listen" && crate::live::listen_enabled() {
+            return self.listen(id, params.as_ref());
         }
         let session = session::ephemeral();
         self.serve_request(&session, true, |out, buf| {

@@ -215,6 +215,9 @@ fn build_tool_list(extra: usize) -> Vec<Vec<u8>> {
     if opts().tasks {
         tools.extend(crate::tasks::listing());
     }
+    if opts().resources {
+        tools.extend(crate::notify::listing());
+    }
     let mut out: Vec<Vec<u8>> = tools
         .iter()
         .map(|t| serde_json::to_vec(t).unwrap_or_default())

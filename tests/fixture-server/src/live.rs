@@ -7,6 +7,10 @@
 //! for (`logging/setLevel` in the legacy era; the request's `_meta` log level in the modern
 //! era, without which it sends none); over legacy HTTP with `"broadcast": true` it goes to every
 //! session's standalone GET stream instead (how `toolnexus watch`, which calls nothing, sees one).
+//!
+//! Each listen keeps its [`Filter`], the honoured subset of what it asked for; with
+//! `--resources` the prompt and resource list changes and `notifications/resources/updated` go
+//! through [`notify_listens`] too (notify.rs), only to the listens that asked for them.
 
 use crate::opts;
 use crate::out::{send_error, send_raw_result, send_text, Out};
@@ -30,10 +34,11 @@ const LEVELS: [&str; 8] = [
 static EXTRA: AtomicBool = AtomicBool::new(false);
 /// The legacy era's `logging/setLevel` floor (an index into [`LEVELS`]).
 static FLOOR: Mutex<Option<usize>> = Mutex::new(None);
-/// Modern stdio subscriptions (their listen request ids).
-static STDIO_SUBS: Mutex<Vec<Value>> = Mutex::new(Vec::new());
-/// Modern HTTP subscriptions: each listen request's id and its open event stream.
-static LISTENERS: Mutex<Vec<(Value, Arc<EventStream>)>> = Mutex::new(Vec::new());
+/// Modern stdio subscriptions: each listen request's id and what it is sent.
+static STDIO_SUBS: Mutex<Vec<(Value, Filter)>> = Mutex::new(Vec::new());
+/// Modern HTTP subscriptions: each listen request's id, what it is sent, and its open event
+/// stream.
+static LISTENERS: Mutex<Vec<(Value, Filter, Arc<EventStream>)>> = Mutex::new(Vec::new());
 static EVENT_ID: AtomicU64 = AtomicU64::new(1);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -42,6 +47,146 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 pub fn enabled() -> bool {
     opts().live
+}
+
+/// Whether `subscriptions/listen` is served (modern era): with `--live` or `--resources`.
+pub fn listen_enabled() -> bool {
+    opts().live || opts().resources
+}
+
+/// What one `subscriptions/listen` is sent: the honoured subset of its `notifications`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Filter {
+    pub tools: bool,
+    pub prompts: bool,
+    pub resources: bool,
+    /// `resourceSubscriptions`: the URIs whose `notifications/resources/updated` it gets.
+    pub uris: Vec<String>,
+}
+
+/// One notification a listen may be sent.
+pub enum Note<'a> {
+    ToolsListChanged,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated(&'a str),
+}
+
+impl Note<'_> {
+    fn method(&self) -> &'static str {
+        match self {
+            Note::ToolsListChanged => "notifications/tools/list_changed",
+            Note::PromptsListChanged => "notifications/prompts/list_changed",
+            Note::ResourcesListChanged => "notifications/resources/list_changed",
+            Note::ResourceUpdated(_) => "notifications/resources/updated",
+        }
+    }
+
+    /// The notification as the handshake era sends it (no subscription id).
+    pub fn legacy(&self) -> Vec<u8> {
+        let mut v = json!({"jsonrpc": "2.0", "method": self.method()});
+        if let Note::ResourceUpdated(uri) = self {
+            v["params"] = json!({"uri": uri});
+        }
+        v.to_string().into_bytes()
+    }
+
+    /// The notification on listen `id`, stamped with its subscription id.
+    fn stamped(&self, id: &Value) -> Vec<u8> {
+        let mut params = json!({});
+        if let Note::ResourceUpdated(uri) = self {
+            params["uri"] = json!(uri);
+        }
+        params["_meta"] = json!({"io.modelcontextprotocol/subscriptionId": id});
+        json!({"jsonrpc": "2.0", "method": self.method(), "params": params})
+            .to_string()
+            .into_bytes()
+    }
+}
+
+impl Filter {
+    /// The honoured subset of a listen's `params.notifications`. Without `--resources` every
+    /// listen is sent the tool-list changes, whatever it asked (as before there were filters);
+    /// with it, `toolsListChanged` is honoured with `--live` only (nothing else changes tools),
+    /// the other three always.
+    pub fn honoured(params: Option<&Value>) -> Filter {
+        if !opts().resources {
+            return Filter {
+                tools: true,
+                ..Filter::default()
+            };
+        }
+        let asked = params.and_then(|p| p.get("notifications"));
+        let flag = |k: &str| asked.and_then(|n| n.get(k)) == Some(&Value::Bool(true));
+        let uris = asked
+            .and_then(|n| n.get("resourceSubscriptions"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Filter {
+            tools: flag("toolsListChanged") && opts().live,
+            prompts: flag("promptsListChanged"),
+            resources: flag("resourcesListChanged"),
+            uris,
+        }
+    }
+
+    /// The acknowledgement's `notifications`: what is honoured (the others left out).
+    fn acknowledged(&self) -> Value {
+        let mut n = json!({});
+        if self.tools {
+            n["toolsListChanged"] = json!(true);
+        }
+        if self.prompts {
+            n["promptsListChanged"] = json!(true);
+        }
+        if self.resources {
+            n["resourcesListChanged"] = json!(true);
+        }
+        if opts().resources && !self.uris.is_empty() {
+            n["resourceSubscriptions"] = json!(self.uris);
+        }
+        n
+    }
+
+    fn wants(&self, note: &Note) -> bool {
+        match note {
+            Note::ToolsListChanged => self.tools,
+            Note::PromptsListChanged => self.prompts,
+            Note::ResourcesListChanged => self.resources,
+            Note::ResourceUpdated(uri) => self.uris.iter().any(|u| u == uri),
+        }
+    }
+}
+
+/// Sends `note` on every modern listen (stdio and HTTP) whose filter asked for it; returns how
+/// many were sent.
+pub fn notify_listens(note: &Note) -> usize {
+    let mut sent = 0;
+    for (id, f, s) in lock(&LISTENERS).iter() {
+        if f.wants(note) && s.send(&note.stamped(id), next_event_id()) {
+            sent += 1;
+        }
+    }
+    let subs = lock(&STDIO_SUBS).clone();
+    for (id, _) in subs.iter().filter(|(_, f)| f.wants(note)) {
+        let mut line = note.stamped(id);
+        line.push(b'\n');
+        crate::out::emit(&line);
+        sent += 1;
+    }
+    sent
+}
+
+/// Whether a modern stdio listen is open (then the handshake era's unsolicited tool-list
+/// change is not written).
+pub fn stdio_listening() -> bool {
+    !lock(&STDIO_SUBS).is_empty()
 }
 
 /// The tools `--live` lists (after the others): `toggle_tool`, `log`, and `live_extra` while
@@ -144,47 +289,41 @@ pub fn set_level(out: &dyn Out, buf: &mut Vec<u8>, id: &Value, params: Option<&V
 }
 
 /// The acknowledgement a subscription starts with, stamped with its id.
-pub fn acknowledgement(id: &Value) -> Vec<u8> {
+pub fn acknowledgement(id: &Value, filter: &Filter) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
            "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": id},
-                      "notifications": {"toolsListChanged": true}}})
-    .to_string()
-    .into_bytes()
-}
-
-fn stamped(id: &Value) -> Vec<u8> {
-    json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
-           "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": id}}})
+                      "notifications": filter.acknowledged()}})
     .to_string()
     .into_bytes()
 }
 
 /// A modern stdio `subscriptions/listen`: acknowledged, kept until cancelled; no answer.
-pub fn listen_stdio(id: Value) {
-    let mut ack = acknowledgement(&id);
+pub fn listen_stdio(id: Value, params: Option<&Value>) {
+    let filter = Filter::honoured(params);
+    let mut ack = acknowledgement(&id, &filter);
     ack.push(b'\n');
-    lock(&STDIO_SUBS).push(id);
+    lock(&STDIO_SUBS).push((id, filter));
     crate::out::emit(&ack);
 }
 
 /// A `notifications/cancelled` for request `id`: a stdio subscription ends.
 pub fn cancelled(id: &Value) {
-    lock(&STDIO_SUBS).retain(|s| s != id);
+    lock(&STDIO_SUBS).retain(|(s, _)| s != id);
 }
 
 /// A modern HTTP subscription's stream: `head` (the response head and the acknowledgement)
 /// written under the listeners' lock, so that no change overtakes it; false when it broke.
-pub fn add_listener(id: Value, stream: Arc<EventStream>, head: &[u8]) -> bool {
+pub fn add_listener(id: Value, filter: Filter, stream: Arc<EventStream>, head: &[u8]) -> bool {
     let mut listeners = lock(&LISTENERS);
     if !stream.write_raw(head) {
         return false;
     }
-    listeners.push((id, stream));
+    listeners.push((id, filter, stream));
     true
 }
 
 pub fn remove_listener(stream: &Arc<EventStream>) {
-    lock(&LISTENERS).retain(|(_, s)| !Arc::ptr_eq(s, stream));
+    lock(&LISTENERS).retain(|(_, _, s)| !Arc::ptr_eq(s, stream));
 }
 
 pub fn next_event_id() -> u64 {
@@ -193,26 +332,19 @@ pub fn next_event_id() -> u64 {
 
 /// Tells every client the tool list changed, as its era has it.
 fn announce() {
-    const NOTE: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+    let note = Note::ToolsListChanged;
     if opts().http.is_some() {
-        crate::session::broadcast_get(NOTE);
-        for (id, s) in lock(&LISTENERS).iter() {
-            s.send(&stamped(id), next_event_id());
-        }
+        crate::session::broadcast_get(&note.legacy());
+        notify_listens(&note);
         return;
     }
-    let subs = lock(&STDIO_SUBS).clone();
-    if subs.is_empty() {
+    if !stdio_listening() {
         if !opts().modern {
-            let mut line = NOTE.to_vec();
+            let mut line = note.legacy();
             line.push(b'\n');
             crate::out::emit(&line);
         }
         return;
     }
-    for id in subs {
-        let mut line = stamped(&id);
-        line.push(b'\n');
-        crate::out::emit(&line);
-    }
+    notify_listens(&note);
 }

@@ -8,15 +8,20 @@
 //!
 //! See README.md for the options and the tool list.
 
+mod completion;
 mod http;
 mod listing;
 mod live;
 mod modern;
 mod mrtr;
 mod net;
+mod notify;
 mod out;
+mod pages;
 mod post;
+mod prompts;
 mod proto;
+mod resources;
 mod session;
 mod skills;
 mod stdio;
@@ -91,6 +96,22 @@ pub struct Opts {
     pub crash_at_start_if: Option<String>,
     /// Tool calls as tasks (issue 29): MCP 2025-11-25 tasks, and SEP-2663 in 2026-07-28.
     pub tasks: bool,
+    /// Resources, resource templates, subscriptions, prompts and completions (resources.rs).
+    pub resources: bool,
+    /// `--resources`: how many `fx://doc/<i>` are listed (default 5).
+    pub resource_count: usize,
+    /// `--resources`: page size of `resources/list`, `resources/templates/list`, `prompts/list`.
+    pub resource_page_size: Option<usize>,
+    /// `--resources`: the modern era's `ttlMs` on those listings and on `resources/read`.
+    pub resource_ttl_ms: u64,
+    /// `--resources`: also list the prompts `p0000`….
+    pub prompt_count: usize,
+    /// `--resources`: `--cursor-loop`, `--empty-cursor`, `--empty-cursor-loop` (pages.rs).
+    pub cursor_mode: pages::CursorMode,
+    /// `--resources` without `completion/complete` (-32601) and without its capability.
+    pub no_completions: bool,
+    /// `--resources`, but declaring neither `resources`, `prompts` nor `completions`.
+    pub no_resource_caps: bool,
 }
 
 const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra-tools N] \
@@ -100,7 +121,9 @@ const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra
 [--stdout-close-after-init] [--print-pid-file PATH] [--hardening-tools] [--stdout-outlives-exit-ms N] \
 [--http ADDR [--tls-cert FILE --tls-key FILE]] [--log FILE] [--get-status CODE] [--get-close-after-ms N] [--get-retry MS] \
 [--sse-all] [--modern] [--dual] [--exit-after-refusal-ms N] [--exit-on-discover] [--silent-on-discover] [--skills] [--live] [--ttl-ms N] \
-[--crash-at-start-if PATH] [--tasks] | --sleep SECONDS";
+[--crash-at-start-if PATH] [--tasks] [--resources [--resource-count N] [--resource-page-size K] \
+[--resource-ttl-ms N] [--prompt-count N] [--cursor-loop | --empty-cursor | --empty-cursor-loop] \
+[--no-completions] [--no-resource-caps]] | --sleep SECONDS";
 
 fn usage_error(msg: &str) -> ! {
     eprintln!("fixture: {msg}\n{USAGE}");
@@ -152,7 +175,16 @@ fn parse_opts() -> Opts {
         ttl_ms: 0,
         crash_at_start_if: None,
         tasks: false,
+        resources: false,
+        resource_count: 5,
+        resource_page_size: None,
+        resource_ttl_ms: 0,
+        prompt_count: 0,
+        cursor_mode: pages::CursorMode::Offset,
+        no_completions: false,
+        no_resource_caps: false,
     };
+    let mut cursor_modes = 0;
     let (mut tls_cert, mut tls_key) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -209,6 +241,24 @@ fn parse_opts() -> Opts {
             "--ttl-ms" => o.ttl_ms = num(&a, value(&a)),
             "--crash-at-start-if" => o.crash_at_start_if = Some(value("--crash-at-start-if")),
             "--tasks" => o.tasks = true,
+            "--resources" => o.resources = true,
+            "--resource-count" => o.resource_count = num(&a, value(&a)),
+            "--resource-page-size" => {
+                let n: usize = num(&a, value(&a));
+                o.resource_page_size = (n > 0).then_some(n);
+            }
+            "--resource-ttl-ms" => o.resource_ttl_ms = num(&a, value(&a)),
+            "--prompt-count" => o.prompt_count = num(&a, value(&a)),
+            "--cursor-loop" | "--empty-cursor" | "--empty-cursor-loop" => {
+                cursor_modes += 1;
+                o.cursor_mode = match a.as_str() {
+                    "--cursor-loop" => pages::CursorMode::Loop,
+                    "--empty-cursor" => pages::CursorMode::Empty,
+                    _ => pages::CursorMode::EmptyLoop,
+                };
+            }
+            "--no-completions" => o.no_completions = true,
+            "--no-resource-caps" => o.no_resource_caps = true,
             "-h" | "--help" => {
                 eprintln!("{USAGE}");
                 process::exit(0);
@@ -218,6 +268,9 @@ fn parse_opts() -> Opts {
     }
     if o.modern && o.dual {
         usage_error("--modern and --dual exclude each other");
+    }
+    if cursor_modes > 1 {
+        usage_error("--cursor-loop, --empty-cursor and --empty-cursor-loop exclude each other");
     }
     o.tls = match (tls_cert, tls_key) {
         (None, None) => None,

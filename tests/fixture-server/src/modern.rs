@@ -128,6 +128,7 @@ fn discover_result() -> Value {
     if opts().tasks {
         crate::tasks::add_capabilities(&mut capabilities, true);
     }
+    crate::resources::add_capabilities(&mut capabilities);
     json!({
         "supportedVersions": [VERSION],
         "capabilities": capabilities,
@@ -151,7 +152,9 @@ pub fn request(
         "server/discover" => send_value_result(out, buf, &id, &discover_result()),
         "ping" => send_value_result(out, buf, &id, &json!({"resultType": "complete"})),
         // stdio (HTTP holds the request's own stream open: http.rs).
-        "subscriptions/listen" if crate::live::enabled() => crate::live::listen_stdio(id),
+        "subscriptions/listen" if crate::live::listen_enabled() => {
+            crate::live::listen_stdio(id, params.as_ref())
+        }
         "tools/list" => {
             let out = Complete::new(out, true);
             crate::proto::tools_list(&out, buf, &id, params.as_ref());
@@ -169,6 +172,9 @@ pub fn request(
             let mut b = tools_call(&out, state, buf, id, Some(params))?;
             b.modern = true;
             return Some(b);
+        }
+        m if crate::resources::handles(m, params.as_ref(), true) => {
+            return crate::resources::request(out, state, buf, id, m, params, true);
         }
         m if opts().skills && crate::skills::handles(m) => {
             crate::skills::request(out, buf, &id, m, params.as_ref(), true)

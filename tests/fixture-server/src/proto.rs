@@ -9,6 +9,7 @@ use crate::out::{
 use crate::tools::{tools_call, Blocking};
 use crate::util::raw_member;
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 use std::process;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -24,6 +25,8 @@ pub struct State {
     pub cancelled: Mutex<Vec<String>>,
     /// An `initialize` was answered.
     pub initialized: AtomicBool,
+    /// `--resources`: the URIs `resources/subscribe` named (and no `resources/unsubscribe` since).
+    pub subscriptions: Mutex<BTreeSet<String>>,
 }
 
 /// One parsed input message.
@@ -87,6 +90,7 @@ pub fn notification(state: &State, method: &str, params: Option<Value>) {
         "notifications/cancelled" => {
             if let Some(rid) = params.as_ref().and_then(|p| p.get("requestId")) {
                 crate::live::cancelled(rid);
+                crate::resources::cancelled(rid);
             }
             let rid = params
                 .as_ref()
@@ -148,6 +152,9 @@ pub fn request(
             process::exit(3);
         }
         "server/discover" if opts().silent_on_discover => {} // never answered
+        m if crate::resources::handles(m, params.as_ref(), false) => {
+            return crate::resources::request(out, state, buf, id, m, params, false);
+        }
         m if opts().skills && crate::skills::handles(m) => {
             crate::skills::request(out, buf, &id, m, params.as_ref(), false)
         }
@@ -197,6 +204,7 @@ fn initialize(
     if o.tasks {
         crate::tasks::add_capabilities(&mut capabilities, false);
     }
+    crate::resources::add_capabilities(&mut capabilities);
     let result = json!({
         "protocolVersion": version,
         "capabilities": capabilities,

@@ -147,6 +147,20 @@ impl Session {
     }
 }
 
+/// Every session.
+pub fn sessions() -> Vec<Arc<Session>> {
+    lock(&SESSIONS).values().cloned().collect()
+}
+
+impl Session {
+    /// `data` (a notification) as an event on the standalone GET stream; false when none is
+    /// open (the notification is lost, as in the TypeScript SDK's transport).
+    pub fn notify_get(&self, data: &[u8]) -> bool {
+        let get = lock(&self.get).clone();
+        get.is_some_and(|g| g.send(data, self.next_event_id()))
+    }
+}
+
 /// `data` as an event on every session's standalone GET stream that is open (a notification
 /// to every legacy HTTP client: `--live`'s list changes).
 pub fn broadcast_get(data: &[u8]) {
@@ -242,7 +256,8 @@ pub struct LogEntry<'a> {
     pub session: Option<&'a str>,
     pub protocol_version: Option<&'a str>,
     pub last_event_id: Option<&'a str>,
-    /// With `--modern`/`--dual` also logged: the params, `Mcp-Method` and `Mcp-Name`.
+    /// With `--modern`/`--dual`/`--resources` also logged: the params, `Mcp-Method` and
+    /// `Mcp-Name`.
     pub params: Option<&'a Value>,
     pub mcp_method: Option<&'a str>,
     pub mcp_name: Option<&'a str>,
@@ -261,7 +276,7 @@ pub fn log_request(e: &LogEntry) {
         "protocolVersion": e.protocol_version,
         "lastEventId": e.last_event_id,
     });
-    if crate::modern::enabled() {
+    if crate::modern::enabled() || crate::opts().resources {
         v["params"] = json!(e.params);
         v["mcpMethod"] = json!(e.mcp_method);
         v["mcpName"] = json!(e.mcp_name);

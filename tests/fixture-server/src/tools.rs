@@ -277,6 +277,12 @@ pub fn run(out: &dyn Out, b: Blocking) {
     if b.name == "__tasks_result" {
         return crate::tasks::result(out, &b.id, &b.args);
     }
+    if b.name == crate::resources::BLOCKING_READ {
+        return crate::resources::run(out, &b);
+    }
+    if b.name == crate::prompts::BLOCKING_GET {
+        return crate::prompts::run(out, &b);
+    }
     if b.name == "slow_progress" {
         return crate::mrtr::slow_progress(out, &b.id, &b.args, b.progress_token.as_ref());
     }
@@ -305,6 +311,9 @@ pub fn tools_call(
         .unwrap_or(Value::Null);
     let progress_token = crate::modern::progress_token(Some(&params));
     if crate::live::enabled() && crate::live::call(out, buf, &id, &name, &args, &params) {
+        return None;
+    }
+    if crate::opts().resources && crate::notify::call(out, state, buf, &id, &name, &args) {
         return None;
     }
     match name.as_str() {
