@@ -106,6 +106,22 @@ typedef void (*tn_event_fn)(void *user_data, const char *event_json);
 
 #define TN_ERR_INTERNAL 8
 
+/*
+ The server failed the request (resources, prompts, completions): an error answer other than
+ not-found, an invalid result or one over `maxResultBytes`, a connection that ended.
+ */
+#define TN_ERR_SERVER 9
+
+/*
+ No answer within the request's timeout.
+ */
+#define TN_ERR_TIMEOUT 10
+
+/*
+ The host cancelled the request (`tn_call_cancel`).
+ */
+#define TN_ERR_CANCELLED 11
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -328,6 +344,129 @@ tn_status tn_call_tool_resume_async(tn_client *client, const char *resume_token,
  this is called again or `tn_disconnect` returns. `client` is any value (a handle).
  */
 tn_status tn_set_event_callback(tn_client *client, tn_event_fn callback, void *user_data);
+
+/*
+ Every connected server's prompts, sorted by host name: `[{"name":<host name>,"server",
+ "prompt":<the server's name>,"title"?,"description"?,"arguments":[{"name","title"?,
+ "description"?,"required"?}]}]`. Host names are made as tool names are (contract §0.1),
+ collisions included (the status's `warnings` names the loser).
+
+ # Safety
+ `prompts_json_out` is NULL or writable. `client` is any value (a handle).
+ */
+tn_status tn_list_prompts(tn_client *client, char **prompts_json_out);
+
+/*
+ Gets the prompt of host name `name` with `args_json` (NULL, or an object of strings):
+ `{"description"?,"messages":[{"role","content":{…}}…]}`, every content block as sent. A
+ question the server asks on the way goes to the resolver. An unknown prompt:
+ `TN_ERR_NOT_FOUND`; arguments the server refuses or another failure: `TN_ERR_SERVER`.
+
+ # Safety
+ `name` and `args_json` are NULL or NUL-terminated strings; `result_json_out` is NULL or
+ writable. `client` is any value (a handle).
+ */
+tn_status tn_get_prompt(tn_client *client, const char *name, const char *args_json, char **result_json_out);
+
+/*
+ [`tn_get_prompt`] with options and an id, as `tn_call_tool_ex` is for a call:
+ `options_json` NULL or `{"timeoutMs": n}`; `*call_id_out` (may be NULL) is written before
+ the request goes out, so another thread may end it with `tn_call_cancel`
+ (`TN_ERR_CANCELLED`). 0 in `*call_id_out` on error.
+
+ # Safety
+ As for `tn_get_prompt`; `options_json` is NULL or a NUL-terminated string; `call_id_out` is
+ NULL or writable until this function returns.
+ */
+tn_status tn_get_prompt_ex(tn_client *client, const char *name, const char *args_json, const char *options_json, uint64_t *call_id_out, char **result_json_out);
+
+/*
+ `completion/complete` on a server: `request_json` is `{"server","ref":{"type":"ref/prompt",
+ "name":"<the server's prompt name>"} | {"type":"ref/resource","uri":"<template>"},
+ "argument":{"name","value"},"context"?:{"arguments":{…}}}`; the server's `completion` object
+ as sent, `{"values":[…],"total"?,"hasMore"?}` (`{"values":[]}` from a server without
+ completions).
+
+ # Safety
+ `request_json` is NULL or a NUL-terminated string; `result_json_out` is NULL or writable.
+ `client` is any value (a handle).
+ */
+tn_status tn_complete(tn_client *client, const char *request_json, char **result_json_out);
+
+/*
+ Every connected server's resources, all pages, sorted by server then uri:
+ `[{"server","uri","name","title"?,"description"?,"mimeType"?,"size"?,"annotations"?,
+ "icons"?,"_meta"?}]`, each as the server listed it. A server that declares no `resources`
+ lists none; one whose listing failed keeps the one held before (the status's `listErrors`
+ says why).
+
+ # Safety
+ `resources_json_out` is NULL or writable. `client` is any value (a handle).
+ */
+tn_status tn_list_resources(tn_client *client, char **resources_json_out);
+
+/*
+ Every connected server's resource templates, sorted by server then `uriTemplate`:
+ `[{"server","uriTemplate","name",…}]`.
+
+ # Safety
+ `templates_json_out` is NULL or writable. `client` is any value (a handle).
+ */
+tn_status tn_list_resource_templates(tn_client *client, char **templates_json_out);
+
+/*
+ Reads `uri` from server `server`: `{"contents":[{"uri","mimeType"?,"text"} |
+ {"uri","mimeType"?,"blob":"<base64>"}…],"_meta"?}` as sent. An unknown server or uri:
+ `TN_ERR_NOT_FOUND`; a result over `maxResultBytes` or another failure of the server:
+ `TN_ERR_SERVER`; no answer within the server's `timeout`: `TN_ERR_TIMEOUT`.
+
+ # Safety
+ `server` and `uri` are NULL or NUL-terminated strings; `result_json_out` is NULL or
+ writable. `client` is any value (a handle).
+ */
+tn_status tn_read_resource(tn_client *client, const char *server, const char *uri, char **result_json_out);
+
+/*
+ [`tn_read_resource`] with options and an id, as `tn_call_tool_ex` is for a call:
+ `options_json` NULL or `{"timeoutMs": n}`; `*call_id_out` (may be NULL) is written before
+ the request goes out, so another thread may end the read with `tn_call_cancel`
+ (`TN_ERR_CANCELLED`). 0 in `*call_id_out` on error.
+
+ # Safety
+ As for `tn_read_resource`; `options_json` is NULL or a NUL-terminated string;
+ `call_id_out` is NULL or writable until this function returns.
+ */
+tn_status tn_read_resource_ex(tn_client *client, const char *server, const char *uri, const char *options_json, uint64_t *call_id_out, char **result_json_out);
+
+/*
+ Subscribes to `uri` on server `server` (`resources/subscribe`; in MCP 2026-07-28 a new
+ `subscriptions/listen` whose acknowledgement this waits for): its updates come to the event
+ callback as `{"type":"resource_updated","server","uri"}`. Kept across restarts. A server
+ that offers no subscriptions: `TN_ERR_NOT_FOUND`.
+
+ # Safety
+ `server` and `uri` are NULL or NUL-terminated strings. `client` is any value (a handle).
+ */
+tn_status tn_subscribe_resource(tn_client *client, const char *server, const char *uri);
+
+/*
+ Ends the subscription to `uri` on server `server`: no `resource_updated` event of it comes
+ once this returns. A uri not subscribed to: `TN_ERR_NOT_FOUND`.
+
+ # Safety
+ `server` and `uri` are NULL or NUL-terminated strings. `client` is any value (a handle).
+ */
+tn_status tn_unsubscribe_resource(tn_client *client, const char *server, const char *uri);
+
+/*
+ An RFC 6570 URI template's variables, and its expansion (levels 1-4) when values are given,
+ for a resource template picker. Pure: `{"template":"…","values"?:{"<name>": string |
+ number | boolean | [..] | {..}}}` → `{"variables":["<name>"…],"uri"?:"…"}`.
+
+ # Safety
+ `request_json` is NULL or a NUL-terminated string; `result_json_out` is NULL or writable.
+ */
+tn_status tn_uri_template(const char *request_json, char **result_json_out);
 
 /*
  `{"servers":{"<name>":{"skills":[<entry>…],"warnings":["…"]?} | {"error":"…"}}}`: each

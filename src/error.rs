@@ -20,6 +20,14 @@ pub enum ErrorKind {
     Reentrant,
     /// A bug in the library.
     Internal,
+    /// The server failed a request the host made of it (resources, prompts, completions): an
+    /// error answer other than not-found, a result that is invalid or over `maxResultBytes`,
+    /// a connection that ended.
+    Server,
+    /// No answer within the request's timeout.
+    Timeout,
+    /// The host cancelled the request (`tn_call_cancel`).
+    Cancelled,
 }
 
 impl ErrorKind {
@@ -34,6 +42,9 @@ impl ErrorKind {
             ErrorKind::Closed => "TN_ERR_CLOSED",
             ErrorKind::Reentrant => "TN_ERR_REENTRANT",
             ErrorKind::Internal => "TN_ERR_INTERNAL",
+            ErrorKind::Server => "TN_ERR_SERVER",
+            ErrorKind::Timeout => "TN_ERR_TIMEOUT",
+            ErrorKind::Cancelled => "TN_ERR_CANCELLED",
         }
     }
 }

@@ -66,3 +66,19 @@ pub fn tools_to_provider(tools_json: &str, style: &str) -> Result<String> {
         crate::mapping::adapters::Style::parse(style)?,
     )
 }
+
+/// An RFC 6570 URI template's variables, and its expansion when values are given (a resource
+/// template picker; c-api.md "Resources"): `{"template":"…","values"?:{…}}` →
+/// `{"variables":[…],"uri"?:"…"}`.
+pub fn uri_template(request_json: &str) -> Result<String> {
+    let v = parse(request_json, "request_json")?;
+    if !v.is_object() {
+        return Err(Error::invalid_argument(format!(
+            "request_json must be a JSON object, got {}",
+            type_name(&v)
+        )));
+    }
+    crate::mapping::uri_template::template(&v)
+        .map(|out| to_text(&out))
+        .map_err(|why| Error::invalid_argument(format!("request_json: {why}")))
+}

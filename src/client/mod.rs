@@ -17,9 +17,13 @@ use std::sync::Arc;
 
 mod async_calls;
 mod calling;
+mod catalog;
 mod events;
+mod held;
 mod index;
+mod prompts;
 mod refresh;
+mod resources;
 mod restart;
 mod servers;
 mod skills;
@@ -94,6 +98,7 @@ impl Client {
             let hooks = session::Hooks {
                 watcher: slot.watcher.get().cloned(),
                 abort: None,
+                subscriptions: Default::default(),
             };
             session::open(spec, slot.live.clone(), hooks)
         };

@@ -217,8 +217,14 @@ fn run(inner: &Arc<Inner>, idx: usize) {
                 let restarts = st.restarts;
                 let changed = std::mem::take(&mut st.changed_while_opening);
                 drop(st);
+                let listed_before = inner.slots[idx].lock().catalog.has_any();
                 inner.install(idx, session, listing);
                 inner.rebuild();
+                if listed_before {
+                    // A server that came back may list otherwise: listed again, and what
+                    // changed told.
+                    super::catalog::changed(inner, idx, super::catalog::Kind::All);
+                }
                 inner.status_event(idx, "connected", &[("restarts", restarts.into())]);
                 if changed {
                     super::refresh::request(inner, idx);

@@ -75,9 +75,15 @@ pub(crate) struct SlotState {
     pub(crate) changed_while_opening: bool,
     /// A restart thread runs.
     pub(crate) restarter: bool,
-    /// `notifications/subscriptions/acknowledged` seen on the current session: a second one
-    /// means the subscription was opened again after a break, and changes may have been missed.
-    pub(crate) acks: u32,
+    /// `notifications/subscriptions/acknowledged` seen on the current session, by listen: a
+    /// second one of the same listen means it was opened again after a break, and changes may
+    /// have been missed (a new listen that replaced another is no break).
+    pub(crate) acks: std::collections::HashSet<u64>,
+    /// The resources the host subscribed to (`tn_subscribe_resource`): kept across restarts and
+    /// reconnects, and subscribed again on the new session.
+    pub(crate) subscribed: std::collections::BTreeSet<String>,
+    /// What the host last listed of this server's resources, templates and prompts.
+    pub(crate) catalog: super::held::Catalog,
 }
 
 /// One server of the client.
@@ -94,6 +100,8 @@ pub(crate) struct Slot {
     /// Ends the opening under way, if one is (disconnect during a restart); true once the
     /// client closes (an opening begun after that is ended at once).
     abort: Mutex<(bool, Option<Arc<Abort>>)>,
+    /// Serialises the host's subscription changes (each opens a new listen in 2026-07-28).
+    pub(crate) subscribing: Mutex<()>,
 }
 
 impl Slot {
@@ -126,11 +134,14 @@ impl Slot {
                 refresh_error: None,
                 changed_while_opening: false,
                 restarter: false,
-                acks: 0,
+                acks: Default::default(),
+                subscribed: Default::default(),
+                catalog: Default::default(),
             }),
             changed: Condvar::new(),
             watcher: OnceLock::new(),
             abort: Mutex::new((false, None)),
+            subscribing: Mutex::new(()),
         }
     }
 
@@ -157,6 +168,7 @@ impl Slot {
     /// A fresh opening's hooks: this slot's watcher and a new abort it can be ended by (ended
     /// already when the client is closing).
     pub(crate) fn hooks(&self) -> crate::session::Hooks {
+        let subscriptions = self.lock().subscribed.clone();
         let abort = Arc::new(Abort::default());
         let mut a = lock(&self.abort);
         if a.0 {
@@ -166,6 +178,7 @@ impl Slot {
         crate::session::Hooks {
             watcher: self.watcher.get().cloned(),
             abort: Some(abort),
+            subscriptions,
         }
     }
 
@@ -200,6 +213,9 @@ pub(crate) struct Inner {
     pub(crate) events: Arc<Events>,
     pub(crate) closed: AtomicBool,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Every server's prompts under their host names ([`super::catalog`]), swapped whole.
+    pub(crate) prompts: RwLock<Arc<crate::mapping::prompts::PromptIndex>>,
+    pub(crate) prompts_rebuilding: Mutex<()>,
 }
 
 impl Inner {
@@ -212,11 +228,18 @@ impl Inner {
             events: Events::new(id, n),
             closed: AtomicBool::new(false),
             threads: Mutex::new(Vec::new()),
+            prompts: RwLock::default(),
+            prompts_rebuilding: Mutex::new(()),
         }
     }
 
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
+    }
+
+    /// The prompt index as of the last listing.
+    pub(crate) fn prompt_index(&self) -> Arc<crate::mapping::prompts::PromptIndex> {
+        read(&self.prompts).clone()
     }
 
     /// The index readers see now (one listing of every server, never half of a refresh).
@@ -300,7 +323,7 @@ impl Inner {
         st.session = Some(Arc::new(session));
         st.phase = Phase::Connected;
         st.up_since = Instant::now();
-        st.acks = 0;
+        st.acks.clear();
         note_listing(&mut st, listing);
         slot.changed.notify_all();
     }
@@ -429,6 +452,13 @@ impl Inner {
             if let Some(e) = &st.refresh_error {
                 m.insert("lastRefreshError".into(), e.clone().into());
             }
+            if let Some(e) = st.catalog.errors() {
+                m.insert("listErrors".into(), e);
+            }
+            if !st.subscribed.is_empty() {
+                let uris = st.subscribed.iter().cloned().map(Value::String).collect();
+                m.insert("subscriptions".into(), Value::Array(uris));
+            }
         }
         let dropped = self.events.dropped(idx);
         if dropped > 0 {
@@ -439,6 +469,7 @@ impl Inner {
             .iter()
             .chain(&st.list_warnings)
             .chain(index.warnings.get(idx).into_iter().flatten())
+            .chain(self.prompt_index().warnings.get(idx).into_iter().flatten())
             .cloned()
             .map(Value::String)
             .collect();

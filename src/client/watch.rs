@@ -1,5 +1,6 @@
 //! What one server's connections tell the client (issue 28), as the connection's
-//! [`Watcher`]: a changed tool list is listed again ([`super::refresh`]), a log message is
+//! [`Watcher`]: a changed tool list is listed again ([`super::refresh`]), as are changed
+//! resource and prompt lists ([`super::catalog`]); a resource update is an event; a log message is
 //! handed to the host's event callback at or above `logLevel`, a connection that failed is
 //! brought back ([`super::restart`]). Called on the thread that read or failed (a reader), so
 //! nothing here waits: work goes to threads of its own, events to the bounded queue.
@@ -39,24 +40,31 @@ impl Watcher for SlotWatch {
         match method {
             "notifications/tools/list_changed" => super::refresh::request(&inner, self.idx),
             "notifications/subscriptions/acknowledged" => {
-                // The first acknowledges the subscription opened at connect; one after it,
-                // the subscription opened again after a break: changes may have been missed.
+                // A listen acknowledged a second time was opened again after a break (the HTTP
+                // transport reopens a stream that ended): changes may have been missed. A new
+                // listen that replaced another (a subscription changed) is no break.
+                let id = crate::conn::subscriptions::stamp(params.as_ref());
                 let again = {
                     let mut st = inner.slots[self.idx].lock();
                     let current = st
                         .session
                         .as_ref()
                         .is_some_and(|s| std::ptr::eq(Arc::as_ptr(&s.conn), conn));
-                    if current {
-                        st.acks += 1;
-                    }
-                    current && st.acks > 1
+                    current && id.is_some_and(|id| !st.acks.insert(id))
                 };
                 if again {
                     super::refresh::request(&inner, self.idx);
+                    super::catalog::changed(&inner, self.idx, super::catalog::Kind::All);
                 }
             }
             "notifications/message" => log(&inner, self.idx, params),
+            "notifications/resources/updated" => updated(&inner, self.idx, params),
+            "notifications/resources/list_changed" => {
+                super::catalog::changed(&inner, self.idx, super::catalog::Kind::Resources)
+            }
+            "notifications/prompts/list_changed" => {
+                super::catalog::changed(&inner, self.idx, super::catalog::Kind::Prompts)
+            }
             _ => {}
         }
     }
@@ -99,5 +107,23 @@ fn log(inner: &Inner, idx: usize, params: Option<Value>) {
         e.insert("logger".into(), l);
     }
     e.insert("data".into(), p.swap_remove("data").unwrap_or(Value::Null));
+    inner.send(idx, e);
+}
+
+/// A `notifications/resources/updated` (params `uri`, perhaps a sub-resource of one subscribed
+/// to) as a `resource_updated` event; the server sends them only for what was subscribed.
+fn updated(inner: &Inner, idx: usize, params: Option<Value>) {
+    if !inner.events.wanted() {
+        return;
+    }
+    let Some(uri) = params
+        .as_ref()
+        .and_then(|p| p.get("uri"))
+        .and_then(Value::as_str)
+    else {
+        return;
+    };
+    let mut e = inner.event("resource_updated", idx);
+    e.insert("uri".into(), Value::String(uri.to_string()));
     inner.send(idx, e);
 }

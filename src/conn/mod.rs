@@ -5,6 +5,7 @@
 //! [`ServerRequests`] (`crate::host` answers them), anything else is dropped.
 
 mod pause_clock;
+pub(crate) mod subscriptions;
 
 use crate::json::rpc::{self as jsonrpc, LineKind};
 pub(crate) use crate::request::{Limits, ProgressSink, Reply, Req, RequestError};
@@ -81,6 +82,8 @@ pub(crate) struct Conn {
     carried: Mutex<HashMap<u64, Vec<crate::responder::Token>>>,
     /// Who learns of the server's notifications and of this connection's end (issue 28).
     watcher: OnceLock<Arc<dyn Watcher>>,
+    /// MCP 2026-07-28's listens: acknowledged, replaced ([`subscriptions`]).
+    pub(crate) listens: subscriptions::Listens,
 }
 
 /// What a connection tells the layers above it beyond the answers to their requests (issue
@@ -134,6 +137,7 @@ impl Conn {
             last_elicitation_error: Mutex::new(None),
             carried: Mutex::new(HashMap::new()),
             watcher: OnceLock::new(),
+            listens: subscriptions::Listens::default(),
         })
     }
 
@@ -150,26 +154,19 @@ impl Conn {
         }
     }
 
-    /// Sends a request whose answer nobody waits for (a `subscriptions/listen` that stays open
-    /// for the connection's life and is answered, if ever, when the server ends it: an answer
-    /// to an id nobody waits for is ignored). Returns its id.
-    pub(crate) fn send_untracked(
-        &self,
-        method: &str,
-        params_json: Option<&str>,
-    ) -> Result<u64, String> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let text = jsonrpc::request_text(id, method, params_json);
+    /// Sends request `text` (its id from [`Conn::reserve_id`]) whose answer nobody waits for:
+    /// a `subscriptions/listen` that stays open for the connection's life and is answered, if
+    /// ever, when the server ends it (an answer to an id nobody waits for is ignored).
+    pub(crate) fn send_untracked(&self, method: &str, text: &str) -> Result<(), String> {
         self.send(&Outgoing {
-            text: &text,
+            text,
             kind: OutKind::Notification {
                 method,
                 ordered: false,
             },
             routing: None,
             timeout: None,
-        })?;
-        Ok(id)
+        })
     }
 
     /// The id the next request will get (a listen request's id is its subscription id).
@@ -633,6 +630,9 @@ impl Conn {
                         self.on_progress(e.params);
                     }
                     (Some(Value::String(method)), None) => {
+                        if !self.listens.file(&method, e.params.as_ref()) {
+                            return;
+                        }
                         if let Some(w) = self.watcher.get() {
                             w.notification(self, &method, e.params);
                         }

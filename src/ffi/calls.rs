@@ -71,7 +71,7 @@ fn host_callbacks(
 ///
 /// # Safety
 /// `out` is NULL or valid for writes.
-unsafe fn put_id(out: *mut u64, id: u64) {
+pub(super) unsafe fn put_id(out: *mut u64, id: u64) {
     if !out.is_null() {
         // SAFETY: non-NULL and writable per this function's contract.
         unsafe { *out = id };
@@ -79,7 +79,7 @@ unsafe fn put_id(out: *mut u64, id: u64) {
 }
 
 /// `options_json`: an object; `timeoutMs` a positive integer; unknown keys ignored (§7).
-fn parse_options(text: Option<&str>) -> Result<Option<Duration>> {
+pub(super) fn parse_options(text: Option<&str>) -> Result<Option<Duration>> {
     let Some(text) = text else { return Ok(None) };
     let opts = crate::json::parse_object(text, "options_json")?;
     match opts.get("timeoutMs") {

@@ -25,6 +25,13 @@ pub const TN_ERR_CLOSED: tn_status = 5;
 pub const TN_ERR_REENTRANT: tn_status = 6;
 pub const TN_ERR_PANIC: tn_status = 7;
 pub const TN_ERR_INTERNAL: tn_status = 8;
+/// The server failed the request (resources, prompts, completions): an error answer other than
+/// not-found, an invalid result or one over `maxResultBytes`, a connection that ended.
+pub const TN_ERR_SERVER: tn_status = 9;
+/// No answer within the request's timeout.
+pub const TN_ERR_TIMEOUT: tn_status = 10;
+/// The host cancelled the request (`tn_call_cancel`).
+pub const TN_ERR_CANCELLED: tn_status = 11;
 
 thread_local! {
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
@@ -64,6 +71,9 @@ pub fn status_of(kind: ErrorKind) -> tn_status {
         ErrorKind::Closed => TN_ERR_CLOSED,
         ErrorKind::Reentrant => TN_ERR_REENTRANT,
         ErrorKind::Internal => TN_ERR_INTERNAL,
+        ErrorKind::Server => TN_ERR_SERVER,
+        ErrorKind::Timeout => TN_ERR_TIMEOUT,
+        ErrorKind::Cancelled => TN_ERR_CANCELLED,
     }
 }
 
@@ -79,6 +89,9 @@ pub fn status_text(code: tn_status) -> &'static std::ffi::CStr {
         TN_ERR_REENTRANT => c"reentrant call",
         TN_ERR_PANIC => c"panic inside the library",
         TN_ERR_INTERNAL => c"internal error",
+        TN_ERR_SERVER => c"the server failed the request",
+        TN_ERR_TIMEOUT => c"timed out",
+        TN_ERR_CANCELLED => c"cancelled",
         _ => c"unknown status",
     }
 }

@@ -7,7 +7,9 @@ pub mod calls;
 pub mod client;
 pub mod events;
 pub mod guard;
+pub mod prompts;
 pub mod resolver;
+pub mod resources;
 pub mod skills;
 pub mod strings;
 pub mod tasks;
@@ -20,8 +22,9 @@ use std::ffi::{c_char, c_void};
 use strings::{init_out, set_out, str_arg};
 
 pub use guard::{
-    TN_ERR_CLOSED, TN_ERR_CONFIG, TN_ERR_INTERNAL, TN_ERR_INVALID_ARGUMENT, TN_ERR_INVALID_JSON,
-    TN_ERR_NOT_FOUND, TN_ERR_PANIC, TN_ERR_REENTRANT, TN_OK,
+    TN_ERR_CANCELLED, TN_ERR_CLOSED, TN_ERR_CONFIG, TN_ERR_INTERNAL, TN_ERR_INVALID_ARGUMENT,
+    TN_ERR_INVALID_JSON, TN_ERR_NOT_FOUND, TN_ERR_PANIC, TN_ERR_REENTRANT, TN_ERR_SERVER,
+    TN_ERR_TIMEOUT, TN_OK,
 };
 pub use resolver::{TN_DEFERRED, TN_RESOLVED, TN_SUSPEND};
 

@@ -4,18 +4,25 @@
 
 mod call;
 mod call_state;
+mod capabilities;
+mod completion;
 mod era;
 mod failure;
 mod legacy;
+mod list;
+mod listen;
 mod modern;
 mod mrtr;
 mod probe;
+mod prompts;
+mod resources;
 mod skills;
 mod suspend;
 mod tasks;
 mod trust;
 mod url_elicitation;
 
+pub(crate) use list::WalkError;
 pub(crate) use suspend::Start;
 pub(crate) use suspend::{decode as decode_resume, Continue, Resume};
 
@@ -27,7 +34,7 @@ use crate::transport::http::HttpTransport;
 use crate::transport::Transport;
 use crate::util::lock;
 pub(crate) use call_state::CallState;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
@@ -53,9 +60,6 @@ impl CallCtl<'_> {
         state: None,
     };
 }
-
-/// The most `tools/list` pages followed (§3).
-const MAX_PAGES: usize = 1000;
 
 /// The protocol era a server is spoken to in (§6).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -93,8 +97,8 @@ pub(crate) struct Session {
     /// Each tool's `outputSchema`, compiled at its first result (issues 29, 30); replaced whole
     /// by each listing.
     output_schemas: RwLock<HashMap<String, std::sync::Arc<trust::OutputSchema>>>,
-    /// MCP 2026-07-28: the DiscoverResult said `capabilities.tools.listChanged` (issue 28).
-    lists_changes: AtomicBool,
+    /// MCP 2026-07-28: the listen held now ([`listen`]).
+    listening: Mutex<listen::Listening>,
     /// Who learns of this server's notifications and end, and what ends an opening early.
     hooks: Hooks,
     /// The transport was shut down ([`Session::shutdown`]).
@@ -125,6 +129,8 @@ pub(crate) struct StartError {
 pub(crate) struct Hooks {
     pub(crate) watcher: Option<Arc<dyn crate::conn::Watcher>>,
     pub(crate) abort: Option<Arc<Abort>>,
+    /// The resources the host subscribed to: subscribed again once the server is up.
+    pub(crate) subscriptions: std::collections::BTreeSet<String>,
 }
 
 /// Ends an opening that is under way (issue 28: disconnect while a server restarts): the
@@ -329,7 +335,7 @@ fn start(
         header_params: RwLock::default(),
         task_support: RwLock::default(),
         output_schemas: RwLock::default(),
-        lists_changes: AtomicBool::new(false),
+        listening: Mutex::default(),
         hooks: hooks.clone(),
         shut: AtomicBool::new(false),
         renewing: Mutex::new(()),
@@ -349,10 +355,14 @@ fn establish(s: &mut Session, live: &Option<LiveBridge>) -> Result<Listing, Star
         None => e,
     };
     era::choose(s, live).map_err(|e| named(s, e))?;
-    if s.era == Era::Modern && s.lists_changes.load(Ordering::Relaxed) {
-        s.listen();
+    if s.era == Era::Modern {
+        let uris = s.hooks.subscriptions.clone();
+        s.listen_at_start(&uris);
     }
-    s.list_tools().map_err(|e| named(s, e))
+    let listing = s.list_tools().map_err(|e| named(s, e))?;
+    let uris = s.hooks.subscriptions.clone();
+    s.subscribe_again(&uris);
+    Ok(listing)
 }
 
 /// A start error of a server that was started again, naming what ended its first child.
@@ -414,32 +424,6 @@ impl Session {
         Ok(())
     }
 
-    /// Opens MCP 2026-07-28's `subscriptions/listen` for tool-list changes (issue 28): over
-    /// HTTP a stream of its own, kept open by the transport; over stdio a request that stays
-    /// open, its notifications on the one channel. Best effort: without it the list is
-    /// refreshed only when its `ttlMs` runs out (the status then says why).
-    fn listen(&mut self) {
-        let params = modern::listen_params(self.with_resolver);
-        let warning = match &self.http {
-            Some(h) => {
-                let id = self.conn.reserve_id();
-                h.open_listen(crate::json::rpc::request_text(
-                    id,
-                    "subscriptions/listen",
-                    Some(&params),
-                ))
-            }
-            None => self
-                .conn
-                .send_untracked("subscriptions/listen", Some(&params))
-                .err()
-                .map(|e| format!("subscriptions/listen could not be sent: {e}")),
-        };
-        if let Some(w) = warning {
-            self.warnings.push(self.spec.secrets().mask(&w));
-        }
-    }
-
     fn phase_error(&self, phase: &str, cause: &str) -> StartError {
         phase_error(&self.spec, phase, cause)
     }
@@ -491,33 +475,15 @@ impl Session {
         let mut tools = Vec::new();
         let mut warnings = Vec::new();
         let mut ttl: Option<Duration> = None;
-        let mut seen: HashSet<String> = HashSet::new();
+        let mut pager = list::Pager::new(self.era);
         let mut cursor: Option<String> = None;
         let modern = self.era == Era::Modern;
-        for _ in 0..MAX_PAGES {
-            let mut params = String::new();
-            if modern {
-                params.push_str(r#"{"_meta":{"#);
-                params.push_str(&modern::envelope(
-                    self.with_resolver,
-                    None,
-                    self.spec.log_level,
-                    &[],
-                ));
-                params.push('}');
-            }
-            if let Some(c) = &cursor {
-                params.push_str(if modern { "," } else { "{" });
-                params.push_str(r#""cursor":"#);
-                crate::json::rpc::push_json_string(&mut params, c);
-            }
-            if !params.is_empty() {
-                params.push('}');
-            }
+        loop {
+            let params = self.list_params(cursor.as_deref());
             let line = self
                 .request(&Req::plain(
                     "tools/list",
-                    (!params.is_empty()).then_some(params.as_str()),
+                    params.as_deref(),
                     self.spec.timeout,
                 ))
                 .0
@@ -534,10 +500,9 @@ impl Session {
                 let t = Duration::from_secs_f64((ms / 1000.0).min(1e9));
                 ttl = Some(ttl.map_or(t, |old| old.min(t)));
             }
-            match page.cursor {
-                Some(next) if !next.is_empty() && seen.insert(next.clone()) => {
-                    cursor = Some(next);
-                }
+            match pager.after(page.cursor.as_deref()) {
+                list::Step::Next(next) => cursor = Some(next),
+                // §3: a repeated cursor or the page cap stops the loop; what was listed stays.
                 _ => break,
             }
         }

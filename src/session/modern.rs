@@ -64,25 +64,6 @@ pub(super) fn discover_params(with_resolver: bool, log: Option<crate::config::Lo
     )
 }
 
-/// `subscriptions/listen` params (issue 28): the envelope and the one notification type this
-/// client acts on, a changed tool list.
-pub(super) fn listen_params(with_resolver: bool) -> String {
-    format!(
-        r#"{{"_meta":{{{}}},"notifications":{{"toolsListChanged":true}}}}"#,
-        envelope(with_resolver, None, None, &[])
-    )
-}
-
-/// Whether a DiscoverResult says the server sends tool-list changes (`capabilities.tools.
-/// listChanged`): only then is a `subscriptions/listen` opened (a server that honours none
-/// ends the stream at once, which would only be opened again and again).
-pub(super) fn lists_changes(discover: &Value) -> bool {
-    discover
-        .pointer("/capabilities/tools/listChanged")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
-}
-
 /// A DiscoverResult is a result whose `supportedVersions` lists the version we speak (the
 /// conformance suite's legacy mocks answer `{}` to everything, which is not one, §6).
 pub(super) fn is_discover_result(v: &Value) -> bool {

@@ -159,3 +159,258 @@ pub(super) enum AskEnd {
     NoResolver,
     Cancelled,
 }
+
+/// A request other than `tools/call` that may ask the host (MCP 2026-07-28 allows
+/// `InputRequiredResult` on `prompts/get` and `resources/read` too, §6): what it is, and how
+/// its failures name it.
+pub(crate) struct Asking<'a> {
+    pub(crate) method: &'a str,
+    /// The request's own params members, without braces (`"uri":"…"`).
+    pub(crate) members: &'a str,
+    /// What `Mcp-Name` carries over MCP 2026-07-28's HTTP (the prompt's name, the uri).
+    pub(crate) name: &'a str,
+    /// How a failure names what was asked for (`` prompt `greet` ``).
+    pub(crate) what: &'a str,
+    /// A JSON-RPC error code that means the thing asked for does not exist.
+    pub(crate) not_found: &'a [i64],
+}
+
+impl Session {
+    /// Sends `a` until its result is complete: each `input_required` round's questions go to
+    /// the resolver (inline or deferred, at most [`MAX_ROUNDS`] rounds), the request sent again
+    /// with a new id, the answers and the exact `requestState`. A question the resolver
+    /// suspends (`TN_SUSPEND`) is answered cancel: neither result can carry a resume token.
+    /// The server's `timeout` (or `ctl.timeout`) is an idle bound that stands still while the
+    /// host is asked (§4), `maxTotalTimeout` a bound on the whole; `ctl.state` makes it
+    /// cancellable. A result over `maxResultBytes` is refused on its bytes, before it is parsed.
+    pub(crate) fn ask_until_complete(
+        &self,
+        a: &Asking<'_>,
+        ctl: &CallCtl<'_>,
+    ) -> Result<Value, crate::error::Error> {
+        use crate::conn::{Limits, Req, RequestError};
+        use crate::error::ErrorKind;
+        let modern = self.era == super::Era::Modern;
+        let idle = ctl.timeout.unwrap_or(self.spec.timeout);
+        let mut spent = std::time::Duration::ZERO;
+        let mut rounds = 0u32;
+        let mut responses: Option<String> = None;
+        let mut request_state: Option<String> = None;
+        let routing = modern.then(|| crate::request::Routing {
+            name: Some(super::modern::encode(a.name)),
+            params: Vec::new(),
+        });
+        let cancelled = || ctl.state.is_some_and(|st| st.is_cancelled());
+        loop {
+            if cancelled() {
+                return Err(self.asked_failure(a, ErrorKind::Cancelled, "was cancelled"));
+            }
+            let mut params = String::with_capacity(a.members.len() + 256);
+            params.push('{');
+            params.push_str(a.members);
+            if modern {
+                params.push_str(r#","_meta":{"#);
+                params.push_str(&super::modern::envelope(
+                    self.with_resolver,
+                    None,
+                    self.spec.log_level,
+                    &[],
+                ));
+                params.push('}');
+                if let Some(r) = &responses {
+                    params.push_str(r#","inputResponses":"#);
+                    params.push_str(r);
+                }
+                if let Some(s) = &request_state {
+                    params.push_str(r#","requestState":"#);
+                    crate::json::rpc::push_json_string(&mut params, s);
+                }
+            }
+            params.push('}');
+            let limits = Limits {
+                idle,
+                total: self.spec.max_total_timeout.saturating_sub(spent),
+            };
+            let started = |id: u64| {
+                if let Some(st) = ctl.state {
+                    st.started(&self.conn, id);
+                }
+            };
+            let t0 = std::time::Instant::now();
+            let (reply, _) = self.request(&Req {
+                method: a.method,
+                params_json: Some(&params),
+                limits,
+                progress_token: None,
+                sink: None,
+                started: &started,
+                routing: routing.as_ref(),
+                armed: None,
+            });
+            spent += t0.elapsed();
+            if let Some(st) = ctl.state.filter(|st| st.is_cancelled()) {
+                if !matches!(reply, Ok(_) | Err(RequestError::Closed)) {
+                    self.abandon(st.request_id(), "cancelled by the host");
+                }
+                return Err(self.asked_failure(a, ErrorKind::Cancelled, "was cancelled"));
+            }
+            let line = match reply {
+                Ok(line) => line,
+                Err(e) => return Err(self.asked_request_failure(a, e, limits)),
+            };
+            let max = self.spec.max_result_bytes;
+            if line.len() > max {
+                return Err(self.asked_failure(
+                    a,
+                    ErrorKind::Server,
+                    &format!(
+                        "answered {} bytes, over maxResultBytes ({max}); the result was dropped",
+                        line.len()
+                    ),
+                ));
+            }
+            let result = match crate::json::rpc::result_value(&line) {
+                Ok(r) => r,
+                Err(e) => return Err(self.asked_request_failure(a, RequestError::Rpc(e), limits)),
+            };
+            if !modern {
+                return self.decided(a, ctl, result);
+            }
+            match result.get("resultType").and_then(Value::as_str) {
+                None | Some("complete") => return self.decided(a, ctl, result),
+                Some("input_required") => {}
+                Some(other) => {
+                    return Err(self.asked_failure(
+                        a,
+                        ErrorKind::Server,
+                        &format!(
+                            "failed: the server answered with an unknown resultType `{}`",
+                            crate::util::cut(other, 80)
+                        ),
+                    ))
+                }
+            }
+            rounds += 1;
+            if rounds > MAX_ROUNDS {
+                return Err(self.asked_failure(
+                    a,
+                    ErrorKind::Server,
+                    &format!("failed: the server still asked for input after {MAX_ROUNDS} rounds; the request was given up"),
+                ));
+            }
+            request_state = result
+                .get("requestState")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            responses = match self.mrtr_round(&result, ctl, false) {
+                Round::Answered(r) => (r != "{}").then_some(r),
+                Round::Suspended(saved) => {
+                    let mut m = Map::new();
+                    for s in saved {
+                        m.insert(s.key, ElicitResult::Cancel.into_value());
+                    }
+                    Some(crate::json::to_text(&Value::Object(m)))
+                }
+                Round::Fails(why) => {
+                    return Err(self.asked_failure(a, ErrorKind::Server, &format!("failed: {why}")))
+                }
+                Round::Cancelled => {
+                    return Err(self.asked_failure(a, ErrorKind::Cancelled, "was cancelled"))
+                }
+            };
+        }
+    }
+
+    /// A complete result, unless a cancel came first (§7: it wins over the answer).
+    fn decided(
+        &self,
+        a: &Asking<'_>,
+        ctl: &CallCtl<'_>,
+        result: Value,
+    ) -> Result<Value, crate::error::Error> {
+        match ctl.state {
+            Some(st) if !st.decide() => {
+                Err(self.asked_failure(a, crate::error::ErrorKind::Cancelled, "was cancelled"))
+            }
+            _ => Ok(result),
+        }
+    }
+
+    /// `server \`x\`: <method> <what> <how>`, secrets masked (§9).
+    pub(crate) fn asked_failure(
+        &self,
+        a: &Asking<'_>,
+        kind: crate::error::ErrorKind,
+        how: &str,
+    ) -> crate::error::Error {
+        crate::error::Error::new(
+            kind,
+            self.spec.secrets().mask(&format!(
+                "server `{}`: {} {} {how}",
+                self.spec.name, a.method, a.what
+            )),
+        )
+    }
+
+    /// What a failed request of `a` tells the host: not found, a timeout (the server told), the
+    /// client closing, or the server's failure in words.
+    fn asked_request_failure(
+        &self,
+        a: &Asking<'_>,
+        e: crate::conn::RequestError,
+        limits: crate::conn::Limits,
+    ) -> crate::error::Error {
+        use crate::conn::RequestError;
+        use crate::error::{Error, ErrorKind};
+        match e {
+            RequestError::Closed => Error::new(ErrorKind::Closed, "the client is disconnected"),
+            RequestError::Cancelled => self.asked_failure(a, ErrorKind::Cancelled, "was cancelled"),
+            RequestError::Timeout(id) => {
+                self.abandon(
+                    id,
+                    &format!("timed out after {} ms", limits.idle.as_millis()),
+                );
+                self.asked_failure(
+                    a,
+                    ErrorKind::Timeout,
+                    &format!("timed out: no answer within {} ms", limits.idle.as_millis()),
+                )
+            }
+            RequestError::TimedOutTotal(id) => {
+                self.abandon(id, "maxTotalTimeout reached");
+                self.asked_failure(
+                    a,
+                    ErrorKind::Timeout,
+                    &format!(
+                        "timed out: still running after maxTotalTimeout ({} ms)",
+                        self.spec.max_total_timeout.as_millis()
+                    ),
+                )
+            }
+            RequestError::Rpc(err)
+                if err
+                    .get("code")
+                    .and_then(Value::as_i64)
+                    .is_some_and(|c| a.not_found.contains(&c)) =>
+            {
+                let why = self.explain(&RequestError::Rpc(err));
+                self.asked_failure(a, ErrorKind::NotFound, &format!("was not found: {why}"))
+            }
+            RequestError::Rpc(err)
+                if self.live.is_none()
+                    && err.get("code").and_then(Value::as_i64) == Some(-32021) =>
+            {
+                self.conn.set_elicitation_error(ASKED_WITHOUT_RESOLVER);
+                self.asked_failure(
+                    a,
+                    ErrorKind::Server,
+                    &format!("failed: {ASKED_WITHOUT_RESOLVER}"),
+                )
+            }
+            f => {
+                let why = self.explain(&f);
+                self.asked_failure(a, ErrorKind::Server, &format!("failed: {why}"))
+            }
+        }
+    }
+}

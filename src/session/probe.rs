@@ -58,10 +58,6 @@ pub(super) fn run(s: &Session) -> Verdict {
     let verdict = match r {
         Ok(v) if modern::is_discover_result(&v) => {
             s.learned_capabilities(&v);
-            s.lists_changes.store(
-                modern::lists_changes(&v),
-                std::sync::atomic::Ordering::Relaxed,
-            );
             Verdict::Modern
         }
         // Masked before it is cut, so that no part of a secret the server echoed survives (§9).

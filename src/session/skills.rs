@@ -6,7 +6,8 @@
 //! ([`crate::mapping::skills`]); its files are read only from the entry it was loaded from, each
 //! verified, and a URI that entry does not list is refused before any request.
 
-use super::{modern, Era, Session, MAX_PAGES};
+use super::list::{Pager, Step};
+use super::{modern, Era, Session};
 use crate::conn::{Req, RequestError};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mapping::skills::{self as sk, Entry};
@@ -33,32 +34,9 @@ pub(crate) struct Listing {
 }
 
 impl Session {
-    /// Notes the capabilities of an `initialize` result or a DiscoverResult.
-    pub(super) fn learned_capabilities(&self, result: &Value) {
-        if let Some(c) = result.get("capabilities") {
-            *lock(&self.capabilities) = Some(c.clone());
-        }
-    }
-
-    /// Whether the server declares the Skills extension in its capabilities. A modern server
-    /// whose probe was answered with an error has told none yet: it is asked until it answers.
+    /// Whether the server declares the Skills extension in its capabilities.
     pub(crate) fn offers_skills(&self) -> bool {
-        if let Some(c) = lock(&self.capabilities).as_ref() {
-            return sk::offered(c);
-        }
-        if self.era != Era::Modern {
-            return false;
-        }
-        let caps = match self.value("server/discover", "", None) {
-            Ok(v) if modern::is_discover_result(&v) => v.get("capabilities").cloned(),
-            // The server answered, and told nothing: it is not asked again.
-            Ok(_) | Err(RequestError::Rpc(_)) => None,
-            // No answer (a timeout, a lost connection): asked again next time.
-            Err(_) => return false,
-        };
-        let offered = caps.as_ref().is_some_and(sk::offered);
-        *lock(&self.capabilities) = Some(caps.unwrap_or(Value::Null));
-        offered
+        self.known_capabilities().as_ref().is_some_and(sk::offered)
     }
 
     /// Every `skills/list` page, held as the entries later reads are verified against. A
@@ -67,9 +45,9 @@ impl Session {
         let mut entries: Vec<Entry> = Vec::new();
         let mut uris: HashSet<String> = HashSet::new();
         let mut warnings = Vec::new();
-        let mut seen: HashSet<String> = HashSet::new();
+        let mut pager = Pager::new(self.era);
         let mut cursor: Option<String> = None;
-        for _ in 0..MAX_PAGES {
+        loop {
             let mut members = String::new();
             if let Some(c) = &cursor {
                 members.push_str(r#""cursor":"#);
@@ -91,9 +69,13 @@ impl Session {
                     Err(why) => warnings.push(self.spec.secrets().mask(&why)),
                 }
             }
-            match page.next {
-                Some(next) if !next.is_empty() && seen.insert(next.clone()) => cursor = Some(next),
-                _ => break,
+            match pager.after(page.next.as_deref()) {
+                Step::Next(next) => cursor = Some(next),
+                Step::Done => break,
+                end => {
+                    let why = end.refusal(&self.spec.name, "skills/list", pager.pages());
+                    return Err(self.spec.secrets().mask(&why.unwrap_or_default()));
+                }
             }
         }
         let skills = entries.iter().map(|e| e.raw.clone()).collect();
@@ -255,7 +237,7 @@ impl Session {
 
     /// A request in this server's era (the `_meta` envelope in the modern one; `name`, the
     /// resource's URI, as `Mcp-Name` over modern HTTP) and its complete result.
-    fn value(
+    pub(super) fn value(
         &self,
         method: &str,
         members: &str,

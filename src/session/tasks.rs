@@ -116,7 +116,8 @@ impl Session {
         }
         let mut tasks = Vec::new();
         let mut cursor: Option<String> = None;
-        for _ in 0..super::MAX_PAGES {
+        let mut pager = super::list::Pager::new(self.era);
+        loop {
             let params = match &cursor {
                 Some(c) => {
                     let mut p = String::from(r#"{"cursor":"#);
@@ -142,11 +143,13 @@ impl Session {
             if let Some(Value::Array(a)) = page.get("tasks") {
                 tasks.extend(a.iter().cloned());
             }
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(c) if !c.is_empty() && cursor.as_deref() != Some(c) => {
-                    cursor = Some(c.to_string())
+            match pager.after(page.get("nextCursor").and_then(Value::as_str)) {
+                super::list::Step::Next(c) => cursor = Some(c),
+                super::list::Step::Done => break,
+                end => {
+                    let why = end.refusal(name, "tasks/list", pager.pages());
+                    return Err(Error::new(ErrorKind::NotFound, why.unwrap_or_default()));
                 }
-                _ => break,
             }
         }
         let mut m = Map::new();

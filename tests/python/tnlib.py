@@ -38,6 +38,9 @@ TN_ERR_CLOSED = 5
 TN_ERR_REENTRANT = 6
 TN_ERR_PANIC = 7
 TN_ERR_INTERNAL = 8
+TN_ERR_SERVER = 9
+TN_ERR_TIMEOUT = 10
+TN_ERR_CANCELLED = 11
 
 # Resolver return values.
 TN_RESOLVED = 0
@@ -104,6 +107,18 @@ SIGNATURES = {
     "tn_read_skill_file": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, _OUT]),
     "tn_set_event_callback": (c_int32, [c_void_p, EVENT, c_void_p]),
     "tn_list_tasks": (c_int32, [c_void_p, c_char_p, _OUT]),
+    "tn_call_tool_ex": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, POINTER(ctypes.c_uint64), _OUT]),
+    "tn_list_resources": (c_int32, [c_void_p, _OUT]),
+    "tn_list_resource_templates": (c_int32, [c_void_p, _OUT]),
+    "tn_read_resource": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "tn_read_resource_ex": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, POINTER(ctypes.c_uint64), _OUT]),
+    "tn_subscribe_resource": (c_int32, [c_void_p, c_char_p, c_char_p]),
+    "tn_unsubscribe_resource": (c_int32, [c_void_p, c_char_p, c_char_p]),
+    "tn_list_prompts": (c_int32, [c_void_p, _OUT]),
+    "tn_get_prompt": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "tn_get_prompt_ex": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, POINTER(ctypes.c_uint64), _OUT]),
+    "tn_complete": (c_int32, [c_void_p, c_char_p, _OUT]),
+    "tn_uri_template": (c_int32, [c_char_p, _OUT]),
     # Debug-only test hook (c-api.md "Debug-only"): panics inside the guard, returns
     # TN_ERR_PANIC. Exported by debug builds alone; missing from a release build.
     "tn_debug_force_panic": (c_int32, [c_char_p]),
@@ -346,6 +361,28 @@ class Client:
         if status == TN_OK:
             return status, out.decode("utf-8")
         return status, last_error() or ""
+    def out(self, fn, *args):
+        """A tn_* function of the client whose last parameter is `char **out` (by name) ->
+        (status, the JSON text on TN_OK, else the thread's last error message)."""
+        status, out = call_out(getattr(lib(), fn), self.handle, *args)
+        if status == TN_OK:
+            return status, out.decode("utf-8")
+        return status, last_error() or ""
+
+    def ok(self, fn, *args):
+        """`out` that must return TN_OK: the JSON, parsed."""
+        import json
+
+        status, text = self.out(fn, *args)
+        if status != TN_OK:
+            raise AssertionError("%s%r -> %d: %s" % (fn, args, status, text))
+        return json.loads(text)
+
+    def status_of(self, fn, *args):
+        """A tn_* function of the client returning only a status -> (status, last error)."""
+        status = getattr(lib(), fn)(self.handle, *[_arg(a) for a in args])
+        return status, (last_error() or "") if status != TN_OK else ""
+
     def events(self):
         """Registers an Events collector as the client's event callback (issue 28)."""
         ev = Events()

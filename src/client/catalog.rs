@@ -1,0 +1,182 @@
+//! What the host has listed of each server's resources, resource templates and prompts, and
+//! how long it may be taken as fresh (MCP caching): in 2026-07-28 for the listing's `ttlMs`
+//! (0 or absent: not at all); in the handshake era until the server says the list changed,
+//! where it declares `listChanged`, else not at all. A change notice (or a server that came
+//! back) makes the lists stale; with an event callback registered they are listed again on a
+//! thread of their own and what changed is told (`resources`, `prompts` events). A walk that
+//! fails keeps the listing held before (stale is better than none; the status says why).
+
+use super::held::{Held, Until};
+pub(crate) use super::held::{Kind, List};
+use super::servers::Inner;
+use crate::mapping::prompts::{self as mp, PromptIndex};
+use crate::mapping::resources as mr;
+use crate::session::{Era, Session, WalkError};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The items of list `l` of server `idx` on `session`: the held listing while it is fresh,
+/// else every page walked again (the held one when that fails). A server that does not declare
+/// the capability has none (nothing is asked), nor does one that answers -32601.
+pub(crate) fn get(inner: &Inner, idx: usize, session: &Arc<Session>, l: List) -> Arc<Vec<Value>> {
+    let slot = &inner.slots[idx];
+    {
+        let st = slot.lock();
+        if let Some(f) = st.catalog.fresh(l, Instant::now()) {
+            return f;
+        }
+        // From inside this server's own inline resolver its reader could not read the
+        // answer: the listing held is read instead (c-api.md "Re-entrancy").
+        if crate::host::in_own_resolver(&session.conn) {
+            return st.catalog.held(l).unwrap_or_default();
+        }
+    }
+    if !session.declares(l.capability()) {
+        return Arc::default();
+    }
+    let walked = match l {
+        List::Resources => session.list_resources(),
+        List::Templates => session.list_resource_templates(),
+        List::Prompts => session.list_prompts(),
+    };
+    let until_changed =
+        session.era == Era::Legacy && session.declares(&format!("{}/listChanged", l.capability()));
+    let mut st = slot.lock();
+    let current = st.session.as_ref().is_some_and(|s| Arc::ptr_eq(s, session));
+    let (items, until) = match walked {
+        Ok(w) => {
+            let until = match (session.era, w.ttl) {
+                (Era::Modern, Some(t)) => {
+                    Instant::now().checked_add(t).map_or(Until::Now, Until::At)
+                }
+                (Era::Modern, None) => Until::Now,
+                (Era::Legacy, _) if until_changed => Until::Changed,
+                (Era::Legacy, _) => Until::Now,
+            };
+            (Arc::new(w.items), until)
+        }
+        Err(WalkError::NoMethod) => (Arc::default(), Until::Changed),
+        Err(WalkError::Failed(why)) => {
+            if current {
+                st.catalog.errors[l.at()] = Some(why);
+            }
+            return st.catalog.held(l).unwrap_or_default();
+        }
+    };
+    if current {
+        st.catalog.errors[l.at()] = None;
+        st.catalog.held[l.at()] = Some(Held {
+            items: items.clone(),
+            until,
+        });
+    }
+    items
+}
+
+/// Server `idx` said lists of `kind` changed (or came back): they are stale; with an event
+/// callback registered they are listed again now, and what changed is told. Never waits.
+pub(crate) fn changed(inner: &Arc<Inner>, idx: usize, kind: Kind) {
+    if inner.is_closed() {
+        return;
+    }
+    let slot = &inner.slots[idx];
+    let mut st = slot.lock();
+    st.catalog.stale(kind.lists());
+    if !inner.events.wanted() {
+        return;
+    }
+    for l in kind.lists() {
+        st.catalog.pending[l.at()] = true;
+    }
+    if st.catalog.relisting {
+        return;
+    }
+    st.catalog.relisting = true;
+    drop(st);
+    let me = inner.clone();
+    if !inner.spawn(format!("tn-relist-{}", slot.name), move || relist(&me, idx)) {
+        slot.lock().catalog.relisting = false;
+    }
+}
+
+/// The relisting thread of server `idx`: until no change arrived during the last listing.
+fn relist(inner: &Arc<Inner>, idx: usize) {
+    let slot = &inner.slots[idx];
+    loop {
+        let (session, lists) = {
+            let mut st = slot.lock();
+            let lists: Vec<List> = List::ALL
+                .into_iter()
+                .filter(|l| std::mem::take(&mut st.catalog.pending[l.at()]))
+                .collect();
+            match st.session.clone() {
+                Some(s) if !lists.is_empty() && !inner.is_closed() && !s.conn.is_dead() => {
+                    (s, lists)
+                }
+                _ => {
+                    st.catalog.relisting = false;
+                    return;
+                }
+            }
+        };
+        let mut e = inner.event("resources", idx);
+        let mut resources_changed = false;
+        for l in [List::Resources, List::Templates] {
+            if !lists.contains(&l) {
+                continue;
+            }
+            let before = slot.lock().catalog.held(l).unwrap_or_default();
+            let after = get(inner, idx, &session, l);
+            let c = mr::diff(&before, &after, l.key());
+            resources_changed |= !c.is_empty();
+            if l == List::Resources {
+                c.into_members(&mut e);
+            } else {
+                let mut t = serde_json::Map::new();
+                c.into_members(&mut t);
+                e.insert("templates".into(), Value::Object(t));
+            }
+        }
+        if resources_changed {
+            if !e.contains_key("added") {
+                mr::Change::default().into_members(&mut e);
+            }
+            inner.send(idx, e);
+        }
+        if lists.contains(&List::Prompts) {
+            let before = inner.prompt_index();
+            get(inner, idx, &session, List::Prompts);
+            let after = rebuild_prompts(inner);
+            let c = mp::diff(&before, &after, idx);
+            if !c.is_empty() {
+                let mut e = inner.event("prompts", idx);
+                c.into_members(&mut e);
+                inner.send(idx, e);
+            }
+        }
+    }
+}
+
+/// Builds the prompt index again from every server's held prompts and swaps it in.
+pub(crate) fn rebuild_prompts(inner: &Inner) -> Arc<PromptIndex> {
+    let _one = crate::util::lock(&inner.prompts_rebuilding);
+    let held: Vec<Option<Arc<Vec<Value>>>> = inner
+        .slots
+        .iter()
+        .map(|s| s.lock().catalog.held(List::Prompts))
+        .collect();
+    let sources: Vec<mp::Source<'_>> = inner
+        .slots
+        .iter()
+        .zip(&held)
+        .map(|(s, h)| mp::Source {
+            name: &s.name,
+            prompts: h.as_ref().map(|v| v.as_slice()),
+        })
+        .collect();
+    let previous = inner.prompt_index();
+    let index = Arc::new(mp::build(&sources, Some(&previous)));
+    *crate::util::write(&inner.prompts) = index.clone();
+    index
+}

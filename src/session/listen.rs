@@ -1,0 +1,186 @@
+//! MCP 2026-07-28's `subscriptions/listen` (the spec's subscriptions pattern): notifications
+//! flow only on a listen whose filter asked for them, so one listen carries everything this
+//! client acts on: tool, prompt and resource list changes where the server declares them, and
+//! the resources the host subscribed to. A live filter cannot be changed: subscribing or
+//! unsubscribing opens a new listen, waits for its acknowledgement (so an update right after
+//! the host's call is not lost), and only then retires the old one (over stdio
+//! `notifications/cancelled` with its id; over HTTP the transport closes its stream). Over
+//! HTTP a listen is a stream of its own that the transport keeps open; over stdio a request
+//! that stays open, its notifications on the one channel, told apart by their subscription id.
+
+use super::{modern, Era, Session};
+use crate::error::{Error, ErrorKind};
+use crate::util::lock;
+use std::collections::BTreeSet;
+
+/// What a listen asks for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Filter {
+    pub(crate) tools: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+    pub(crate) uris: BTreeSet<String>,
+}
+
+impl Filter {
+    fn is_empty(&self) -> bool {
+        !self.tools && !self.prompts && !self.resources && self.uris.is_empty()
+    }
+
+    /// The `notifications` member of the listen's params.
+    fn to_json(&self) -> String {
+        let mut s = String::from("{");
+        let mut put = |k: &str, on: bool| {
+            if on {
+                if s.len() > 1 {
+                    s.push(',');
+                }
+                s.push_str(&format!(r#""{k}":true"#));
+            }
+        };
+        put("toolsListChanged", self.tools);
+        put("promptsListChanged", self.prompts);
+        put("resourcesListChanged", self.resources);
+        if !self.uris.is_empty() {
+            if s.len() > 1 {
+                s.push(',');
+            }
+            s.push_str(r#""resourceSubscriptions":["#);
+            for (i, u) in self.uris.iter().enumerate() {
+                if i > 0 {
+                    s.push(',');
+                }
+                crate::json::rpc::push_json_string(&mut s, u);
+            }
+            s.push(']');
+        }
+        s.push('}');
+        s
+    }
+}
+
+/// The listen a session holds now.
+#[derive(Default)]
+pub(super) struct Listening {
+    /// Its request id (the subscription id its messages carry), once one was opened.
+    id: Option<u64>,
+    filter: Filter,
+}
+
+impl Session {
+    /// The filter for `uris` from what the server declared (already known: no request).
+    pub(crate) fn listen_filter(&self, uris: &BTreeSet<String>) -> Filter {
+        let caps = lock(&self.capabilities).clone().unwrap_or_default();
+        let on = |p: &str| caps.pointer(p).and_then(|v| v.as_bool()) == Some(true);
+        Filter {
+            tools: on("/tools/listChanged"),
+            prompts: on("/prompts/listChanged"),
+            resources: on("/resources/listChanged"),
+            uris: if caps.pointer("/resources/subscribe").is_some() {
+                uris.clone()
+            } else {
+                BTreeSet::new()
+            },
+        }
+    }
+
+    /// Opens the listen of a session being established (before its first listing, so no
+    /// change between them is missed), for the resources subscribed before it came up. Best
+    /// effort: without one a list is refreshed only when its `ttlMs` runs out (the status then
+    /// says why).
+    pub(super) fn listen_at_start(&mut self, uris: &BTreeSet<String>) {
+        let filter = self.listen_filter(uris);
+        if filter.is_empty() {
+            return;
+        }
+        if let Err(w) = self.open_listen(filter, false) {
+            self.warnings.push(self.spec.secrets().mask(&w));
+        }
+    }
+
+    /// MCP 2026-07-28: listens again for `uris` (with the list changes as before), returning
+    /// once the new listen is acknowledged; the old one is retired then.
+    pub(crate) fn listen_for(&self, uris: &BTreeSet<String>) -> Result<(), Error> {
+        let filter = self.listen_filter(uris);
+        if lock(&self.listening).filter == filter {
+            return Ok(());
+        }
+        self.open_listen(filter, true)
+            .map_err(|w| Error::new(ErrorKind::Server, self.spec.secrets().mask(&w)))
+    }
+
+    /// Opens a listen with `filter` in place of the current one; with `wait`, bounded by the
+    /// server's `timeout`, until the server acknowledged it.
+    fn open_listen(&self, filter: Filter, wait: bool) -> Result<(), String> {
+        debug_assert_eq!(self.era, Era::Modern);
+        let mut now = lock(&self.listening);
+        let params = format!(
+            r#"{{"_meta":{{{}}},"notifications":{}}}"#,
+            modern::envelope(self.with_resolver, None, None, &[]),
+            filter.to_json()
+        );
+        let old = now.id;
+        let id = self.conn.reserve_id();
+        self.conn.listens.expect(id, old);
+        let text = crate::json::rpc::request_text(id, "subscriptions/listen", Some(&params));
+        let sent = match &self.http {
+            Some(h) => h.open_listen(text).map_or(Ok(()), Err),
+            None => self
+                .conn
+                .send_untracked("subscriptions/listen", &text)
+                .map_err(|e| format!("subscriptions/listen could not be sent: {e}")),
+        };
+        if let Err(w) = sent {
+            self.conn.listens.retire(id);
+            return Err(w);
+        }
+        now.id = Some(id);
+        now.filter = filter;
+        drop(now);
+        if wait {
+            let conn = &self.conn;
+            let acked = conn
+                .listens
+                .wait_acked(id, self.spec.timeout, &|| conn.is_dead());
+            if !acked {
+                return Err(format!(
+                    "server `{}`: subscriptions/listen was not acknowledged within {} ms",
+                    self.spec.name,
+                    self.spec.timeout.as_millis()
+                ));
+            }
+        }
+        if let (Some(old), None) = (old, &self.http) {
+            // Over stdio the old listen is a request the server still holds open.
+            let _ = self.conn.notify(
+                "notifications/cancelled",
+                Some(&format!(
+                    r#"{{"requestId":{old},"reason":"replaced by a listen with another filter"}}"#
+                )),
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filter_names_what_it_asks_for() {
+        let mut f = Filter {
+            tools: true,
+            ..Filter::default()
+        };
+        assert_eq!(f.to_json(), r#"{"toolsListChanged":true}"#);
+        f.resources = true;
+        f.uris.insert("b://x".into());
+        f.uris.insert("a://\"q\"".into());
+        assert_eq!(
+            f.to_json(),
+            r#"{"toolsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["a://\"q\"","b://x"]}"#
+        );
+        assert!(Filter::default().is_empty() && Filter::default().to_json() == "{}");
+    }
+}
