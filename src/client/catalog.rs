@@ -120,16 +120,25 @@ fn relist(inner: &Arc<Inner>, idx: usize) {
                 }
             }
         };
+        // Only a list the host has listed is listed again and compared; of one it never
+        // listed the event says only that it changed.
         let mut e = inner.event("resources", idx);
-        let mut resources_changed = false;
+        let mut told = false;
+        let mut asked = false;
         for l in [List::Resources, List::Templates] {
             if !lists.contains(&l) {
                 continue;
             }
-            let before = slot.lock().catalog.held(l).unwrap_or_default();
+            asked = true;
+            let Some(before) = slot.lock().catalog.held(l) else {
+                continue;
+            };
             let after = get(inner, idx, &session, l);
             let c = mr::diff(&before, &after, l.key());
-            resources_changed |= !c.is_empty();
+            if c.is_empty() {
+                continue;
+            }
+            told = true;
             if l == List::Resources {
                 c.into_members(&mut e);
             } else {
@@ -138,14 +147,22 @@ fn relist(inner: &Arc<Inner>, idx: usize) {
                 e.insert("templates".into(), Value::Object(t));
             }
         }
-        if resources_changed {
-            if !e.contains_key("added") {
+        let never_listed = [List::Resources, List::Templates]
+            .iter()
+            .all(|l| slot.lock().catalog.held(*l).is_none());
+        if told || (asked && never_listed) {
+            if told && !e.contains_key("added") && e.contains_key("templates") {
+                // Only the templates changed: the resources' members are empty.
                 mr::Change::default().into_members(&mut e);
             }
             inner.send(idx, e);
         }
         if lists.contains(&List::Prompts) {
             let before = inner.prompt_index();
+            if slot.lock().catalog.held(List::Prompts).is_none() {
+                inner.send(idx, inner.event("prompts", idx));
+                continue;
+            }
             get(inner, idx, &session, List::Prompts);
             let after = rebuild_prompts(inner);
             let c = mp::diff(&before, &after, idx);

@@ -26,21 +26,34 @@ impl Session {
     /// `resources/read` of `uri`: `{"contents":[…],"_meta"?}`, each content as the server sent
     /// it (text, or blob as base64 text; several contents and sub-resource uris kept).
     pub(crate) fn read_resource(&self, uri: &str, ctl: &CallCtl<'_>) -> Result<String> {
+        let v = self.read_value(uri, ctl)?;
+        crate::mapping::resources::read_result(&v).map_err(|why| {
+            Error::new(
+                ErrorKind::Server,
+                self.spec.secrets().mask(&format!(
+                    "server `{}`: resources/read `{}` failed: {why}",
+                    self.spec.name,
+                    crate::util::cut(uri, 200)
+                )),
+            )
+        })
+    }
+
+    /// The one `resources/read` (a host's read, a skill's file): its complete result.
+    pub(crate) fn read_value(&self, uri: &str, ctl: &CallCtl<'_>) -> Result<serde_json::Value> {
         let mut members = String::from(r#""uri":"#);
         crate::json::rpc::push_json_string(&mut members, uri);
         let what = format!("`{}`", crate::util::cut(uri, 200));
-        let a = Asking {
-            method: "resources/read",
-            members: &members,
-            name: uri,
-            what: &what,
-            not_found: NOT_FOUND,
-        };
-        let v = self.ask_until_complete(&a, ctl)?;
-        match crate::mapping::resources::read_result(&v) {
-            Ok(text) => Ok(text),
-            Err(why) => Err(self.asked_failure(&a, ErrorKind::Server, &format!("failed: {why}"))),
-        }
+        self.ask_until_complete(
+            &Asking {
+                method: "resources/read",
+                members: &members,
+                name: uri,
+                what: &what,
+                not_found: NOT_FOUND,
+            },
+            ctl,
+        )
     }
 
     /// Subscribes to `uri` (the handshake era's `resources/subscribe`); in 2026-07-28 the

@@ -223,13 +223,16 @@ impl Session {
         Ok(entry)
     }
 
-    /// `resources/read` of one URI.
+    /// `resources/read` of one URI, through the one read path every resource takes
+    /// ([`Session::read_value`]: MRTR, `maxResultBytes`, timeouts); a failure is the skill's
+    /// `TN_ERR_NOT_FOUND` (c-api.md "Skills": nothing of it is returned).
     fn read(&self, uri: &str) -> Result<sk::Content> {
-        let mut members = String::from(r#""uri":"#);
-        crate::json::rpc::push_json_string(&mut members, uri);
         let v = self
-            .value("resources/read", &members, Some(uri))
-            .map_err(|f| self.failure("resources/read", &f))?;
+            .read_value(uri, &super::CallCtl::PLAIN)
+            .map_err(|e| match e.kind {
+                ErrorKind::Closed => e,
+                _ => self.not_found(e.message),
+            })?;
         sk::content(&v, uri).map_err(|why| {
             self.not_found(self.failed_in("resources/read", &format!("`{}`: {why}", cut(uri))))
         })

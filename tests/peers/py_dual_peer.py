@@ -12,6 +12,10 @@ Tools:
   ask_forever()     returns an InputRequiredResult directly on every round (never completes)
   ask_ctx()         ctx.elicit (legacy-only API; fails in the modern era)
   slow(steps, ms)   ctx.report_progress per step, then a result
+Resources: note://hello (text "hello from python"), note://bytes (a blob of b"\x00\x01\xfe\xff"),
+  template note://topic/{topic} ("notes on <topic>"). Prompts: greet(name) -> "Hello, <name>!",
+  review(code, language="python"). Completions: greet's `name` from ["Ada", "Alan", "Bob"], the
+  template's `topic` from ["mcp", "rust"], by prefix.
 """
 import json
 import sys
@@ -107,6 +111,44 @@ async def slow(ctx: Context, steps: int = 3, ms: int = 300) -> str:
         await anyio.sleep(ms / 1000)
         await ctx.report_progress(i, steps, f"step {i}")
     return f"done after {steps} steps"
+
+
+@mcp.resource("note://hello", mime_type="text/plain")
+def hello_note() -> str:
+    """A static note."""
+    return "hello from python"
+
+
+@mcp.resource("note://bytes", mime_type="application/octet-stream")
+def bytes_note() -> bytes:
+    """A binary note."""
+    return b"\x00\x01\xfe\xff"
+
+
+@mcp.resource("note://topic/{topic}", mime_type="text/plain")
+def topic_note(topic: str) -> str:
+    """Notes on a topic."""
+    return f"notes on {topic}"
+
+
+@mcp.prompt()
+def greet(name: str) -> str:
+    """Greets someone."""
+    return f"Hello, {name}!"
+
+
+@mcp.prompt()
+def review(code: str, language: str = "python") -> str:
+    """Reviews code."""
+    return f"Review this {language} code: {code}"
+
+
+@mcp.completion()
+async def complete(ref, argument, context):
+    from mcp_types import Completion
+
+    pool = {"name": ["Ada", "Alan", "Bob"], "topic": ["mcp", "rust"]}.get(argument.name, [])
+    return Completion(values=[v for v in pool if v.startswith(argument.value)])
 
 
 if __name__ == "__main__":

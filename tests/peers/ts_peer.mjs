@@ -8,7 +8,8 @@
 //        node ts_peer.mjs http-sessions [--port N] # legacy requests on sessionful transports (a
 //                                                  # session per initialize), modern ones on createMcpHandler
 //   extra flags: --json (responseMode:'json'), --sse (responseMode:'sse'); default 'auto';
-//                --live: also the tools `toggle` and (while toggled on) `extra` (issue 28).
+//                --live: also the tools `toggle` and (while toggled on) `extra` (issue 28);
+//                --resources: resources, a template, subscriptions and prompts (below).
 //
 // Needs (from this file's directory or with NODE_PATH):
 //   npm install --prefix <dir> @modelcontextprotocol/server@2.4.0 @modelcontextprotocol/node@2.1.2 zod@4.6.7
@@ -36,6 +37,19 @@
 //                          sendToolListChanged (registerTool / RegisteredTool.remove), and over
 //                          HTTP the handler's notify.toolsChanged() for subscriptions/listen
 //   extra {}               (--live, while toggled on) "extra ok"
+// With --resources (capabilities resources {subscribe, listChanged}, prompts {listChanged},
+// completions):
+//   resources config://app (text "app config"), counter://value (text: the counter, process-wide);
+//   template greeting://{name} (text "Hello, <name>!", `name` completable from ["Ada","Alan","Bob"]);
+//   prompts review-code {language (completable from ["c","go","rust"]), code}: one user text;
+//           ask-name {}: MRTR only: inputRequired({who: elicit "Who are you?"}), then
+//           "Hello, <name>" (the legacy era never sees it: this peer is run modern-only);
+//           bonus {} while toggled on (tool `toggle_prompt`);
+//   tools increment {}: counter + 1, then notifications/resources/updated for counter://value
+//           (stdio: the pinned instance's sendResourceUpdated, routed onto the listens that
+//           asked for it; HTTP: the handler's notify.resourceUpdated);
+//         toggle_prompt {}: registers or removes the prompt `bonus` (the SDK's own
+//           prompts/list_changed; over HTTP notify.promptsChanged()).
 import { createRequire } from 'node:module';
 import http from 'node:http';
 import path from 'node:path';
@@ -43,8 +57,8 @@ import path from 'node:path';
 const nm = process.env.PEER_NODE_MODULES || path.join(process.cwd(), 'node_modules');
 const require = createRequire(path.join(nm, 'x.js'));
 const imp = (p) => import(require.resolve(p));
-const { McpServer, createMcpHandler, inputRequired, acceptedContent, UrlElicitationRequiredError, isLegacyRequest } =
-  await imp('@modelcontextprotocol/server');
+const { McpServer, createMcpHandler, inputRequired, acceptedContent, UrlElicitationRequiredError, isLegacyRequest,
+  ResourceTemplate, completable } = await imp('@modelcontextprotocol/server');
 const { serveStdio } = await imp('@modelcontextprotocol/server/stdio');
 const { toNodeHandler, toWebRequest, NodeStreamableHTTPServerTransport } = await imp('@modelcontextprotocol/node');
 const { randomUUID } = await import('node:crypto');
@@ -62,12 +76,18 @@ const CONFIRM = { type: 'object', properties: { ok: { type: 'boolean' } }, requi
 
 // --live (issue 28): whether `extra` is listed, for every instance (HTTP makes one per request).
 const live = process.argv.includes('--live');
+const withResources = process.argv.includes('--resources');
 let extraOn = false;
+let bonusOn = false;
+let counter = 0;
 let httpHandler = null;
 
 function factory(rc) {
   const era = rc.era; // 'modern' | 'legacy'
-  const server = new McpServer({ name: 'ts-peer', version: '1.0.0' }, { capabilities: { tools: {} } });
+  const caps = withResources
+    ? { tools: {}, resources: { subscribe: true, listChanged: true }, prompts: { listChanged: true }, completions: {} }
+    : { tools: {} };
+  const server = new McpServer({ name: 'ts-peer', version: '1.0.0' }, { capabilities: caps });
   const text = (t) => ({ content: [{ type: 'text', text: t }] });
 
   server.registerTool('echo', { description: 'Return the text unchanged.', inputSchema: z.object({ text: z.string() }) },
@@ -180,7 +200,58 @@ function factory(rc) {
       });
   }
 
+  if (withResources) addResources(server, era, text);
+
   return server;
+}
+
+function addResources(server, era, text) {
+  server.registerResource('config', 'config://app', { title: 'Application Config', mimeType: 'text/plain' },
+    async (uri) => ({ contents: [{ uri: uri.href, text: 'app config' }] }));
+  server.registerResource('counter', 'counter://value', { mimeType: 'text/plain' },
+    async (uri) => ({ contents: [{ uri: uri.href, text: String(counter) }] }));
+  server.registerResource('greeting', new ResourceTemplate('greeting://{name}', {
+    list: undefined,
+    complete: { name: (v) => ['Ada', 'Alan', 'Bob'].filter((n) => n.startsWith(v)) }
+  }), { mimeType: 'text/plain' }, async (uri, { name }) => ({ contents: [{ uri: uri.href, text: `Hello, ${name}!` }] }));
+  server.registerPrompt('review-code', {
+    title: 'Code Review',
+    description: 'Review code',
+    argsSchema: z.object({
+      language: completable(z.string(), (v) => ['c', 'go', 'rust'].filter((l) => l.startsWith(v))),
+      code: z.string()
+    })
+  }, ({ language, code }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Review this ${language} code: ${code}` } }] }));
+  server.registerPrompt('ask-name', { description: 'Asks who you are first (MRTR)' }, async (ctx) => {
+    const mreq = ctx?.mcpReq ?? arguments[1]?.mcpReq;
+    const r = mreq?.inputResponses?.who;
+    if (!r) {
+      return inputRequired({ inputRequests: { who: inputRequired.elicit({ message: 'Who are you?', requestedSchema: PERSON }) }, requestState: 'prompt-1' });
+    }
+    const name = r.action === 'accept' ? r.content?.name : r.action;
+    return { messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${name}` } }] };
+  });
+  let bonus = bonusOn ? addBonus(server) : null;
+  server.registerTool('increment', { description: 'Counter + 1, and an update for counter://value.', inputSchema: z.object({}) },
+    async () => {
+      counter += 1;
+      if (httpHandler) httpHandler.notify.resourceUpdated('counter://value');
+      else await server.server.sendResourceUpdated({ uri: 'counter://value' });
+      return text(`counter ${counter}`);
+    });
+  server.registerTool('toggle_prompt', { description: 'Adds or removes the prompt bonus.', inputSchema: z.object({}) },
+    async () => {
+      bonusOn = !bonusOn;
+      if (bonusOn && !bonus) bonus = addBonus(server);
+      if (!bonusOn && bonus) { bonus.remove(); bonus = null; }
+      httpHandler?.notify.promptsChanged();
+      return text(`bonus ${bonusOn ? 'on' : 'off'}`);
+    });
+}
+
+function addBonus(server) {
+  return server.registerPrompt('bonus', { description: 'Listed while toggled on' },
+    () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'bonus' } }] }));
 }
 
 const mode = process.argv[2] || 'stdio-modern';
