@@ -378,3 +378,30 @@ def test_subscriptions_survive_a_restart(fx, tmp_path):
     assert subs == ["fx://doc/1", "fx://doc/1"], "subscribed again on the new child"
     _, e = ev.wait(lambda e: e["type"] == "resource_updated")
     assert e["uri"] == "fx://doc/1", e
+
+
+# ---------------------------------------------------------------- caching by the spec
+
+
+def test_a_2026_listing_is_held_for_its_ttl_and_evicted_by_a_change(fx):
+    c, sent = fx("stdio", "modern", "--resource-ttl-ms", "60000")
+    first = c.ok("tn_list_resources")
+    assert c.ok("tn_list_resources") == first
+    assert len(rpcs(sent, "resources/list")) == 1, "fresh for its ttlMs"
+    ev = c.events()
+    c.result("fx_add_resource")
+    _, e = ev.wait(lambda e: e["type"] == "resources")
+    assert e["added"] == ["fx://doc/new1"], e
+    assert "fx://doc/new1" in [r["uri"] for r in c.ok("tn_list_resources")]
+    assert len(rpcs(sent, "resources/list")) == 2, "the change evicted it; listed again once"
+
+
+def test_a_2026_listing_without_a_ttl_is_not_held(fx):
+    c, sent = fx("stdio", "modern")
+    c.ok("tn_list_prompts")
+    c.ok("tn_list_prompts")
+    assert len(rpcs(sent, "prompts/list")) == 2, "ttlMs 0: listed every time"
+    # Reads are never held: each is what the host asked for now.
+    c.ok("tn_read_resource", "fx", "fx://doc/1")
+    c.ok("tn_read_resource", "fx", "fx://doc/1")
+    assert len([r for r in rpcs(sent, "resources/read") if r["params"]["uri"] == "fx://doc/1"]) == 2

@@ -325,6 +325,20 @@ def test_list_tasks_where_the_server_lists_them(tmp_path, http, connect):  # noq
     assert st == tnlib.TN_ERR_NOT_FOUND and "nope" in text, text
 
 
+def test_a_tasks_list_cursor_loop_ends_at_once_naming_the_server(tmp_path, http, connect):  # noqa: F811
+    # A->B->A: a pager that only compared a cursor with the one just before ran to 1000 pages.
+    spec, sent = make_server("stdio", tmp_path, http, ["--dual", "--tasks", "--cursor-loop", "--resource-page-size", "1"],
+                             protocol="legacy")
+    c = connect({"mcpServers": {"fx": spec}})
+    for _ in range(3):
+        c.start("fx_task_slow", '{"ms":10,"steps":1}', progress=False).wait(30)
+    t0 = time.monotonic()
+    st, text = c.skills("tn_list_tasks", "fx")
+    assert st == tnlib.TN_ERR_NOT_FOUND and "server `fx`" in text and 'the cursor "A" again' in text, (st, text)
+    assert time.monotonic() - t0 < 5
+    assert methods(sent).count("tasks/list") == 3, methods(sent)
+
+
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_resume_after_the_task_finished_with_a_short_timeout(tmp_path, http, connect, era):  # noqa: F811
     """A server `timeout` shorter than the task: the call returns a pending; once the task has

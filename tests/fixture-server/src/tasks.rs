@@ -412,7 +412,11 @@ pub fn request(
                 .iter()
                 .map(|i| Value::Object(wire(i, &tasks[*i], false, false)))
                 .collect();
-            send_value_result(out, buf, id, &json!({"tasks": list}));
+            // Paged as the resource listings are (`--cursor-loop` loops A->B->A here too).
+            match crate::pages::listing("tasks", list, params) {
+                Ok(page) => send_value_result(out, buf, id, &page),
+                Err(()) => send_error(out, buf, id, -32602, "Invalid cursor"),
+            }
         }
         "tasks/result" => return false,
         "tasks/update" => {
