@@ -114,6 +114,16 @@ impl Session {
     fn open_listen(&self, filter: Filter, wait: bool) -> Result<(), String> {
         debug_assert_eq!(self.era, Era::Modern);
         let mut now = lock(&self.listening);
+        if filter.is_empty() {
+            // Nothing left to listen for: the old listen is ended and none opened (a server
+            // that honours nothing may end a listen at once, which would only be reopened).
+            if let Some(old) = now.id.take() {
+                self.conn.listens.retire(old);
+                self.end_listen(old);
+            }
+            now.filter = filter;
+            return Ok(());
+        }
         let params = format!(
             r#"{{"_meta":{{{}}},"notifications":{}}}"#,
             modern::envelope(self.with_resolver, None, None, &[]),
@@ -151,15 +161,27 @@ impl Session {
             }
         }
         if let (Some(old), None) = (old, &self.http) {
-            // Over stdio the old listen is a request the server still holds open.
-            let _ = self.conn.notify(
-                "notifications/cancelled",
-                Some(&format!(
-                    r#"{{"requestId":{old},"reason":"replaced by a listen with another filter"}}"#
-                )),
-            );
+            // Over stdio the old listen is a request the server still holds open (over HTTP
+            // the transport closed its stream when it opened the new one).
+            self.end_listen(old);
         }
         Ok(())
+    }
+
+    /// Ends listen `id`: over stdio `notifications/cancelled` with its id, over HTTP its
+    /// stream closed.
+    fn end_listen(&self, id: u64) {
+        match &self.http {
+            Some(h) => h.close_listen(),
+            None => {
+                let _ = self.conn.notify(
+                    "notifications/cancelled",
+                    Some(&format!(
+                        r#"{{"requestId":{id},"reason":"the client no longer listens for what it asked"}}"#
+                    )),
+                );
+            }
+        }
     }
 }
 

@@ -405,3 +405,18 @@ def test_a_2026_listing_without_a_ttl_is_not_held(fx):
     c.ok("tn_read_resource", "fx", "fx://doc/1")
     c.ok("tn_read_resource", "fx", "fx://doc/1")
     assert len([r for r in rpcs(sent, "resources/read") if r["params"]["uri"] == "fx://doc/1"]) == 2
+
+
+def test_the_last_unsubscribe_ends_the_listen_without_opening_an_empty_one(fx):
+    # Nothing else to listen for (no listChanged declared): the listen is cancelled, and no
+    # listen asking for nothing is opened in its place.
+    c, sent = fx("stdio", "modern", "--no-list-changed")
+    assert rpcs(sent, "subscriptions/listen") == [], "nothing to listen for at connect"
+    assert c.status_of("tn_subscribe_resource", "fx", "fx://doc/1") == (tnlib.TN_OK, "")
+    (listen,) = rpcs(sent, "subscriptions/listen")
+    assert listen["params"]["notifications"] == {"resourceSubscriptions": ["fx://doc/1"]}, listen
+    assert c.status_of("tn_unsubscribe_resource", "fx", "fx://doc/1") == (tnlib.TN_OK, "")
+    assert len(rpcs(sent, "subscriptions/listen")) == 1
+    cancelled = [r["params"]["requestId"] for r in sent.notes() if r["rpc"] == "notifications/cancelled"]
+    assert cancelled == [listen["id"]], cancelled
+    assert json.loads(c.result("fx_touch", '{"uri":"fx://doc/1"}'))["output"] == "touched 0"

@@ -98,6 +98,14 @@ impl HttpTransport {
         warning
     }
 
+    /// Ends the `subscriptions/listen` stream held now, if any (MCP 2026-07-28: closing its
+    /// stream is how a listen is cancelled over HTTP); none is opened in its place.
+    pub(crate) fn close_listen(&self) {
+        if let Some(old) = lock(&self.get_stream).take() {
+            old.abort();
+        }
+    }
+
     /// One `subscriptions/listen` POST: an event stream is the subscription; a JSON answer (an
     /// error, or a server that ends it at once) or another 4xx is a refusal.
     async fn post_listen(&self, body: &str) -> GetOpen {

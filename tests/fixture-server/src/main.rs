@@ -112,6 +112,8 @@ pub struct Opts {
     pub no_completions: bool,
     /// `--resources`, but declaring neither `resources`, `prompts` nor `completions`.
     pub no_resource_caps: bool,
+    /// `--resources`: declare `resources.listChanged` and `prompts.listChanged` false.
+    pub no_list_changed: bool,
 }
 
 const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra-tools N] \
@@ -123,7 +125,7 @@ const USAGE: &str = "usage: tn-fixture-server [--protocol V] [--name N] [--extra
 [--sse-all] [--modern] [--dual] [--exit-after-refusal-ms N] [--exit-on-discover] [--silent-on-discover] [--skills] [--live] [--ttl-ms N] \
 [--crash-at-start-if PATH] [--tasks] [--resources [--resource-count N] [--resource-page-size K] \
 [--resource-ttl-ms N] [--prompt-count N] [--cursor-loop | --empty-cursor | --empty-cursor-loop] \
-[--no-completions] [--no-resource-caps]] | --sleep SECONDS";
+[--no-completions] [--no-resource-caps] [--no-list-changed]] | --sleep SECONDS";
 
 fn usage_error(msg: &str) -> ! {
     eprintln!("fixture: {msg}\n{USAGE}");
@@ -183,6 +185,7 @@ fn parse_opts() -> Opts {
         cursor_mode: pages::CursorMode::Offset,
         no_completions: false,
         no_resource_caps: false,
+        no_list_changed: false,
     };
     let mut cursor_modes = 0;
     let (mut tls_cert, mut tls_key) = (None, None);
@@ -259,6 +262,7 @@ fn parse_opts() -> Opts {
             }
             "--no-completions" => o.no_completions = true,
             "--no-resource-caps" => o.no_resource_caps = true,
+            "--no-list-changed" => o.no_list_changed = true,
             "-h" | "--help" => {
                 eprintln!("{USAGE}");
                 process::exit(0);

@@ -68,9 +68,9 @@ pub fn add_capabilities(caps: &mut Value) {
         let r = c.entry("resources").or_insert_with(|| json!({}));
         if let Value::Object(r) = r {
             r.insert("subscribe".into(), json!(true));
-            r.insert("listChanged".into(), json!(true));
+            r.insert("listChanged".into(), json!(!o.no_list_changed));
         }
-        c.insert("prompts".into(), json!({"listChanged": true}));
+        c.insert("prompts".into(), json!({"listChanged": !o.no_list_changed}));
         if !o.no_completions {
             c.insert("completions".into(), json!({}));
         }
