@@ -22,7 +22,7 @@ pub struct HttpOutcome {
 /// Feeds `input` to the response reader in pieces of the sizes `cuts` gives (the rest at
 /// once), then ends the connection.
 pub fn http_response(input: &[u8], cuts: &[usize]) -> HttpOutcome {
-    use crate::transport::http::wire::{Body, HeadReader};
+    use crate::transport::http::{body::Body, head::HeadReader};
     let mut out = HttpOutcome {
         head: None,
         body: Vec::new(),

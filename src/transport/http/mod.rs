@@ -8,7 +8,7 @@
 //! thread ([`inbox`]). The clients, the runtime and TLS are in [`crate::net`].
 //!
 //! The files layer one way: this one (the Transport) → direct → async_client → async_reply →
-//! state → (legacy_sse, inbox, protocol, direct/pool → direct/wire).
+//! state → (legacy_sse, inbox, protocol, direct/pool → direct/head, direct/body).
 
 mod async_client;
 mod async_reply;
@@ -20,7 +20,7 @@ mod protocol;
 mod state;
 
 #[cfg(feature = "fuzzing")]
-pub(crate) use direct::wire;
+pub(crate) use direct::{body, head};
 pub(crate) use protocol::MODERN_VERSION;
 pub(crate) use state::{connect, parse_url, Bounds, HttpTransport, Remote};
 

@@ -11,18 +11,19 @@
 //! sent twice: an idle connection is checked before it is written to, and a request ended
 //! elsewhere (cancelled, timed out, disconnected) is not written at all.
 
+pub(crate) mod body;
+pub(crate) mod head;
 pub(crate) mod pool;
 mod read;
-pub(crate) mod wire;
 
 use super::protocol::{self, Post};
 use super::state::{HttpTransport, Mode};
 use crate::request::RequestError;
 use crate::util::lock;
+use head::{Head, HeadReader};
 use pool::{DirectPool, OpenError, Sock, WriteFailed};
 use std::io::Write;
 use std::time::{Duration, Instant};
-use wire::{Head, HeadReader};
 
 /// How long the async path takes a server's requests after a connection to it could not be
 /// opened.
@@ -36,7 +37,7 @@ pub(super) struct Exchange {
     pub(super) heads: HeadReader,
     pub(super) head: Option<Head>,
     /// The body's framing (length, chunked, until close).
-    pub(super) framing: Option<wire::Body>,
+    pub(super) framing: Option<body::Body>,
     /// The body read into messages, as the async client reads it ([`protocol::Body`]).
     pub(super) reply: Option<protocol::Body>,
     /// Decoded body bytes, between the framing and the reading.

@@ -5,7 +5,7 @@
 //! the reader thread, the rest inline); anything else fails the request with the server's
 //! words, masked (§9).
 
-use super::wire::{Framing, Head};
+use super::head::{Framing, Head};
 use super::{Exchange, Step};
 use crate::json::rpc::LineKind;
 use crate::net::runtime;
@@ -72,7 +72,7 @@ impl HttpTransport {
 
     /// The connection closed.
     fn at_eof(&self, ex: &mut Exchange, id: Option<u64>) -> Step {
-        match ex.framing.as_mut().map(super::wire::Body::eof) {
+        match ex.framing.as_mut().map(super::body::Body::eof) {
             Some(Ok(())) => self.body_done(ex, id, false),
             Some(Err(e)) => self.stream_failed(ex, &e),
             None => Step::Fail(RequestError::Lost(format!(
@@ -136,7 +136,7 @@ impl HttpTransport {
                     if let Some(step) = self.on_head(ex, &head, id) {
                         return step;
                     }
-                    ex.framing = Some(super::wire::Body::new(head.framing));
+                    ex.framing = Some(super::body::Body::new(head.framing));
                     let sse = head.sse && (200..300).contains(&head.status) && id.is_some();
                     ex.reply = Some(protocol::Body::new(id.unwrap_or(0), sse, self.max_bytes));
                     ex.head = Some(head);
