@@ -7,7 +7,6 @@
 
 pub(crate) mod adapters;
 pub(crate) mod elicitation;
-pub(crate) mod frontmatter;
 pub(crate) mod listing;
 pub(crate) mod naming;
 pub(crate) mod prompts;
