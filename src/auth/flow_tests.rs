@@ -140,7 +140,7 @@ fn block<F: std::future::Future>(f: F) -> F::Output {
     crate::net::runtime().block_on(f)
 }
 
-fn denied(a: &Auth, challenge: &str, nonce: Option<&str>, rounds: &mut Rounds) -> Denied {
+fn denied(a: &Auth, challenge: &str, nonce: Option<&str>, rounds: &mut Refusals) -> Denied {
     block(a.on_denied(
         401,
         Some(challenge.to_string()),
@@ -186,7 +186,7 @@ fn metadata_naming_another_issuer_is_refused() {
             &base,
             json!({"grant": "client_credentials", "clientId": "c", "clientSecret": "s3cret-value"}),
         );
-        let Denied::Fail(why) = denied(&a, "Bearer", None, &mut Rounds::default()) else {
+        let Denied::Fail(why) = denied(&a, "Bearer", None, &mut Refusals::default()) else {
             panic!("not refused")
         };
         assert!(why.contains("RFC 8414 §3.3"), "{why}");
@@ -223,7 +223,7 @@ fn metadata_of_the_issuer_is_used() {
         json!({"grant": "client_credentials", "clientId": "c", "clientSecret": "s3cret-value"}),
     );
     assert!(matches!(
-        denied(&a, "Bearer", None, &mut Rounds::default()),
+        denied(&a, "Bearer", None, &mut Refusals::default()),
         Denied::Retry
     ));
     assert_eq!(lock(&seen).last().unwrap().path, "/tenant1/token");
@@ -256,7 +256,7 @@ fn legacy_issuer_on_the_server_origin_is_taken() {
             &base,
             json!({"grant": "client_credentials", "clientId": "c", "clientSecret": "s3cret-value"}),
         );
-        match denied(&a, "Bearer", None, &mut Rounds::default()) {
+        match denied(&a, "Bearer", None, &mut Refusals::default()) {
             Denied::Retry => assert!(ok),
             Denied::Fail(why) => {
                 assert!(!ok, "{why}");
@@ -294,7 +294,7 @@ fn jwt_bearer_grant_once_no_browser_no_fallback() {
         json!({"grant": "jwt-bearer", "assertion": "eyJ.good.jwt", "clientId": "wl"}),
     );
     assert!(matches!(
-        denied(&a, "Bearer", None, &mut Rounds::default()),
+        denied(&a, "Bearer", None, &mut Refusals::default()),
         Denied::Retry
     ));
     let tokens: Vec<Seen> = lock(&seen)
@@ -323,7 +323,7 @@ fn jwt_bearer_grant_once_no_browser_no_fallback() {
         json!({"grant": "jwt-bearer", "assertionFile": file.to_str().unwrap()}),
     );
     let before = lock(&seen).iter().filter(|r| r.path == "/token").count();
-    let Denied::Fail(why) = denied(&a, "Bearer", None, &mut Rounds::default()) else {
+    let Denied::Fail(why) = denied(&a, "Bearer", None, &mut Refusals::default()) else {
         panic!("not refused")
     };
     assert!(
@@ -406,7 +406,7 @@ fn dpop_token_and_resource_requests_with_nonces() {
         &base,
         json!({"grant": "client_credentials", "clientId": "c", "clientSecret": "s3cret-value"}),
     );
-    let mut rounds = Rounds::default();
+    let mut rounds = Refusals::default();
     assert!(matches!(
         denied(&a, r#"DPoP resource_metadata="x""#, None, &mut rounds),
         Denied::Retry
@@ -445,7 +445,7 @@ fn dpop_token_and_resource_requests_with_nonces() {
 
     // The MCP server's nonce: taken without a new token, at most MAX_NONCES per request.
     let generation = a.generation();
-    let mut rounds = Rounds::default();
+    let mut rounds = Refusals::default();
     let challenge = r#"DPoP error="use_dpop_nonce", resource_metadata="x""#;
     assert!(matches!(
         denied(&a, challenge, Some("rs-nonce-1"), &mut rounds),
@@ -504,7 +504,7 @@ fn no_dpop_without_es256_and_bearer_token_types_stay_bearer() {
         json!({"grant": "client_credentials", "clientId": "c", "clientSecret": "s3cret-value"}),
     );
     assert!(matches!(
-        denied(&a, "Bearer", None, &mut Rounds::default()),
+        denied(&a, "Bearer", None, &mut Refusals::default()),
         Denied::Retry
     ));
     assert!(lock(&seen).iter().all(|r| !r.headers.contains_key("dpop")));
@@ -512,7 +512,7 @@ fn no_dpop_without_es256_and_bearer_token_types_stay_bearer() {
     assert_eq!(h.len(), 1);
     assert_eq!(h[0].1.to_str().unwrap(), "Bearer at-odd-1");
     // A nonce challenge to a bearer token is an ordinary 401 (here: a new token).
-    let mut rounds = Rounds::default();
+    let mut rounds = Refusals::default();
     let before = a.generation();
     let _ = denied(&a, r#"DPoP error="use_dpop_nonce""#, Some("n"), &mut rounds);
     assert_ne!(a.generation(), before);
@@ -528,7 +528,7 @@ fn dpop_key_is_kept_with_the_tokens_in_the_store() {
                       "store": store.to_str().unwrap()});
     let a = auth_for(&base, spec.clone());
     assert!(matches!(
-        denied(&a, "DPoP", None, &mut Rounds::default()),
+        denied(&a, "DPoP", None, &mut Refusals::default()),
         Denied::Retry
     ));
     let thumb = lock(&a.state).dpop.as_ref().unwrap().thumbprint();

@@ -80,7 +80,7 @@ impl HttpTransport {
         &self,
         resp: &reqwest::Response,
         sent_with: u64,
-        rounds: &mut crate::auth::Rounds,
+        rounds: &mut crate::auth::Refusals,
         id: Option<u64>,
     ) -> Result<bool, RequestError> {
         let header = |name| {
@@ -145,7 +145,7 @@ impl HttpTransport {
     /// session with 400/404/405 switches to HTTP+SSE; a 404 on a session means it expired; a
     /// modern server's error status may carry the answer.
     async fn post(&self, out: &Post) -> Result<(), RequestError> {
-        let mut rounds = crate::auth::Rounds::default();
+        let mut rounds = crate::auth::Refusals::default();
         loop {
             if let Some(legacy) = self.legacy.get() {
                 return legacy.post(&out.body, out.id).await;

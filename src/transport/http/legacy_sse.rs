@@ -176,7 +176,7 @@ async fn authorized(
     make: impl Fn() -> reqwest::RequestBuilder,
 ) -> Result<reqwest::Response, RequestError> {
     let lost = RequestError::Lost;
-    let mut rounds = crate::auth::Rounds::default();
+    let mut rounds = crate::auth::Refusals::default();
     loop {
         parts.auth.before_send().await.map_err(RequestError::Auth)?;
         let sent_with = parts.auth.generation();

@@ -228,7 +228,7 @@ impl HttpTransport {
         if tokio::runtime::Handle::try_current().is_ok() {
             return Some(Step::Handoff); // never block a runtime thread: the async client asks
         }
-        let mut rounds = crate::auth::Rounds::default();
+        let mut rounds = crate::auth::Refusals::default();
         let auth = self.auth.clone();
         let (sent, carrier) = (ex.sent_with, ex.post.id);
         let verdict = runtime().block_on(async move {
