@@ -48,6 +48,7 @@ mod session;
 mod sys;
 mod transport;
 mod util;
+mod versions;
 
 pub use client::{Client, Done, EventCallback, Progress};
 pub use error::{Error, ErrorKind, Result};

@@ -18,7 +18,7 @@ impl Auth {
             .http
             .get(url)
             .header(ACCEPT, "application/json")
-            .header("mcp-protocol-version", "2025-11-25");
+            .header("mcp-protocol-version", crate::versions::HANDSHAKE_VERSION);
         let resp = tokio::time::timeout(self.timeout, req.send())
             .await
             .ok()?

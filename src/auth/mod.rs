@@ -84,7 +84,7 @@ pub(crate) struct Auth {
     state: Mutex<State>,
     /// One discovery/login/refresh at a time.
     flow: tokio::sync::Mutex<()>,
-    masks: Mutex<Vec<String>>,
+    masks: Mutex<crate::util::secrets::Secrets>,
     store: Option<store::Store>,
 }
 
@@ -140,7 +140,7 @@ impl Auth {
             enabled,
             state: Mutex::new(State::default()),
             flow: tokio::sync::Mutex::new(()),
-            masks: Mutex::new(Vec::new()),
+            masks: Mutex::default(),
             store: spec.store.as_deref().map(store::Store::new),
         };
         for s in spec.secrets() {
@@ -150,29 +150,17 @@ impl Auth {
     }
 
     fn add_mask(&self, s: &str) {
-        if s.len() < 4 {
-            return; // masking a tiny value would mangle ordinary text; none of ours is this short
-        }
-        let mut m = lock(&self.masks);
-        if !m.iter().any(|x| x == s) {
-            m.push(s.to_string());
-            m.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        }
+        lock(&self.masks).add(s);
     }
 
-    /// `text` with every token, code, verifier and secret this server has seen masked.
+    /// `text` with every token, code, verifier and secret this server has seen masked (the one
+    /// masking of §9, [`crate::util::secrets::Secrets`]).
     pub(crate) fn mask(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for v in lock(&self.masks).iter() {
-            if out.contains(v.as_str()) {
-                out = out.replace(v.as_str(), crate::util::secrets::MASK);
-            }
-        }
-        out
+        lock(&self.masks).mask(text)
     }
 
     fn quote(&self, text: &str) -> String {
-        crate::util::cut(&self.mask(text.trim()), 200)
+        crate::util::quoted(&self.mask(text.trim()))
     }
 
     /// A `DPoP-Nonce` header on any response of the MCP server (RFC 9449 §8.2: the server may

@@ -65,7 +65,7 @@ impl Client {
         find(&self.inner.prompt_index()).ok_or_else(|| {
             Error::new(
                 ErrorKind::NotFound,
-                format!("no prompt named `{}`", crate::util::cut(name, 200)),
+                format!("no prompt named `{}`", crate::util::quoted(name)),
             )
         })
     }

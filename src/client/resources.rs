@@ -98,7 +98,7 @@ impl Client {
                 ErrorKind::NotFound,
                 format!(
                     "server `{server}`: `{}` is not subscribed to",
-                    crate::util::cut(uri, 200)
+                    crate::util::quoted(uri)
                 ),
             ));
         }

@@ -26,7 +26,7 @@ use super::{legacy, Session, StartError};
 use crate::config::{Endpoint, Protocol};
 use crate::host::LiveBridge;
 
-use super::modern::MODERN_VERSION;
+use crate::versions::MODERN_VERSION;
 
 /// Chooses the era, runs the handshake where there is one, and records how (`era_reason`).
 pub(super) fn choose(s: &mut Session, live: &Option<LiveBridge>) -> Result<(), StartError> {

@@ -86,7 +86,8 @@ impl Session {
             return String::new();
         };
         let text = crate::json::to_text(e);
-        if !(text.contains("2026-07-28") || text.contains("InputRequiredResult")) {
+        if !(text.contains(crate::versions::MODERN_VERSION) || text.contains("InputRequiredResult"))
+        {
             return String::new();
         }
         match self.era {

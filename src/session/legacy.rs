@@ -9,9 +9,7 @@ use crate::util::lock;
 use serde_json::Value;
 
 /// The protocol version we offer, and the ones we accept back (§3).
-pub(crate) const PROTOCOL_VERSION: &str = "2025-11-25";
-pub(crate) const ACCEPTED_VERSIONS: [&str; 4] =
-    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+use crate::versions::{HANDSHAKE_VERSION, HANDSHAKE_VERSIONS_ACCEPTED};
 
 /// The `initialize` params: our version, client info, and the elicitation capability only
 /// when a resolver is registered (§4 "Capability").
@@ -22,7 +20,7 @@ fn initialize_params(with_resolver: bool) -> String {
         "{}"
     };
     format!(
-        r#"{{"protocolVersion":"{PROTOCOL_VERSION}","capabilities":{caps},"clientInfo":{{"name":"toolnexus","version":"{}"}}}}"#,
+        r#"{{"protocolVersion":"{HANDSHAKE_VERSION}","capabilities":{caps},"clientInfo":{{"name":"toolnexus","version":"{}"}}}}"#,
         env!("CARGO_PKG_VERSION")
     )
 }
@@ -65,13 +63,13 @@ pub(super) fn initialize(s: &Session) -> Result<String, HandshakeError> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    if !ACCEPTED_VERSIONS.contains(&version.as_str()) {
+    if !HANDSHAKE_VERSIONS_ACCEPTED.contains(&version.as_str()) {
         return Err(HandshakeError::Failed(s.phase_error(
             "initialize",
             &format!(
                 "the server answered protocolVersion {}, which this client does not speak (it accepts {})",
                 init.get("protocolVersion").map(crate::json::to_text).unwrap_or_else(|| "(none)".into()),
-                ACCEPTED_VERSIONS.join(", ")
+                HANDSHAKE_VERSIONS_ACCEPTED.join(", ")
             ),
         )));
     }

@@ -72,7 +72,7 @@ impl Step {
         match self {
             Step::Repeated(c) => Some(format!(
                 "server `{server}`: {method} sent the cursor {} again after {pages} pages (a cursor loop); the listing was given up and the one held before is kept",
-                crate::json::to_text(&Value::String(crate::util::cut(c, 80)))
+                crate::json::to_text(&Value::String(crate::util::quoted(c)))
             )),
             Step::Capped => Some(format!(
                 "server `{server}`: {method} still had more after {MAX_PAGES} pages; the listing was given up and the one held before is kept"

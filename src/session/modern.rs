@@ -7,7 +7,7 @@ use crate::transport::Routing;
 use base64::Engine;
 use serde_json::{Map, Value};
 
-pub(crate) use crate::transport::http::MODERN_VERSION;
+use crate::versions::MODERN_VERSION;
 
 /// The `_meta` key that asks a server for the request's log messages (issue 28): without it a
 /// 2026-07-28 server sends none.

@@ -285,7 +285,7 @@ impl Session {
                         ErrorKind::Server,
                         &format!(
                             "failed: the server answered with an unknown resultType `{}`",
-                            crate::util::cut(other, 80)
+                            crate::util::quoted(other)
                         ),
                     ))
                 }

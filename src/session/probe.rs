@@ -63,7 +63,7 @@ pub(super) fn run(s: &Session) -> Verdict {
         // Masked before it is cut, so that no part of a secret the server echoed survives (§9).
         Ok(v) => Verdict::Legacy(format!(
             "not a DiscoverResult: {}",
-            cut(&s.spec.secrets().mask(&crate::json::to_text(&v)))
+            crate::util::quoted(&s.spec.secrets().mask(&crate::json::to_text(&v)))
         )),
         Err(RequestError::Rpc(e)) if modern::is_modern_error(&e) => Verdict::Modern,
         Err(f @ RequestError::Auth(_)) => Verdict::Auth(f),
@@ -88,8 +88,4 @@ pub(super) fn run(s: &Session) -> Verdict {
         s.wire_era(Era::Legacy);
     }
     verdict
-}
-
-fn cut(s: &str) -> String {
-    crate::util::cut(s, 120)
 }

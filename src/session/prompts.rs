@@ -28,7 +28,7 @@ impl Session {
             members.push_str(r#","arguments":"#);
             members.push_str(a);
         }
-        let what = format!("`{}`", crate::util::cut(name, 200));
+        let what = format!("`{}`", crate::util::quoted(name));
         let a = Asking {
             method: "prompts/get",
             members: &members,

@@ -33,7 +33,7 @@ impl Session {
                 self.spec.secrets().mask(&format!(
                     "server `{}`: resources/read `{}` failed: {why}",
                     self.spec.name,
-                    crate::util::cut(uri, 200)
+                    crate::util::quoted(uri)
                 )),
             )
         })
@@ -43,7 +43,7 @@ impl Session {
     pub(crate) fn read_value(&self, uri: &str, ctl: &CallCtl<'_>) -> Result<serde_json::Value> {
         let mut members = String::from(r#""uri":"#);
         crate::json::rpc::push_json_string(&mut members, uri);
-        let what = format!("`{}`", crate::util::cut(uri, 200));
+        let what = format!("`{}`", crate::util::quoted(uri));
         self.ask_until_complete(
             &Asking {
                 method: "resources/read",
@@ -92,7 +92,7 @@ impl Session {
                 self.spec.secrets().mask(&format!(
                     "server `{}`: {method} `{}` failed: {}",
                     self.spec.name,
-                    crate::util::cut(uri, 200),
+                    crate::util::quoted(uri),
                     self.explain(&f)
                 )),
             )),

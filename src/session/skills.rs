@@ -150,28 +150,28 @@ impl Session {
         let Some(entry) = entry else {
             return Err(self.not_found(format!(
                 "skill `{}` of server `{name}` is not loaded: its files are read only once tn_get_skill returned it verified",
-                cut(skill)
+                crate::util::quoted(skill)
             )));
         };
         let uri = sk::resolve(&entry, file).map_err(|why| {
             self.not_found(format!(
                 "{why} of skill `{}` (server `{name}`): refused, nothing was requested",
-                cut(skill)
+                crate::util::quoted(skill)
             ))
         })?;
         let Some(listed) = entry.file(&uri) else {
             return Err(self.not_found(format!(
                 "`{}` is not listed in the resources of skill `{}` (server `{name}`): refused, nothing was requested",
-                cut(&uri),
-                cut(skill)
+                crate::util::quoted(&uri),
+                crate::util::quoted(skill)
             )));
         };
         let content = self.read(&uri)?;
         if let Err(why) = sk::check_bytes(listed, &content.bytes) {
             return Err(self.not_found(format!(
                 "file `{}` of skill `{}` (server `{name}`) is refused, it failed verification: {why}; nothing of it is returned",
-                cut(&uri),
-                cut(skill)
+                crate::util::quoted(&uri),
+                crate::util::quoted(skill)
             )));
         }
         let mut out = Map::new();
@@ -200,7 +200,7 @@ impl Session {
                 return Err(self.not_found(format!(
                     "server `{}` serves no skill `{}`: it is not in its listing and skills/get refused it ({}); nothing was read",
                     self.spec.name,
-                    cut(uri),
+                    crate::util::quoted(uri),
                     self.explain(&RequestError::Rpc(e))
                 )))
             }
@@ -216,7 +216,7 @@ impl Session {
                 uri,
                 &format!(
                     "skills/get answered with the entry of `{}`",
-                    cut(&entry.uri)
+                    crate::util::quoted(&entry.uri)
                 ),
             ));
         }
@@ -234,7 +234,10 @@ impl Session {
                 _ => self.not_found(e.message),
             })?;
         sk::content(&v, uri).map_err(|why| {
-            self.not_found(self.failed_in("resources/read", &format!("`{}`: {why}", cut(uri))))
+            self.not_found(self.failed_in(
+                "resources/read",
+                &format!("`{}`: {why}", crate::util::quoted(uri)),
+            ))
         })
     }
 
@@ -277,7 +280,7 @@ impl Session {
             None | Some("complete") => Ok(v),
             Some(other) => Err(RequestError::Rpc(Value::String(format!(
                 "the server answered with resultType `{}`, not a complete result",
-                cut(other)
+                crate::util::quoted(other)
             )))),
         }
     }
@@ -302,7 +305,7 @@ impl Session {
     fn refused(&self, uri: &str, why: &str) -> Error {
         self.not_found(format!(
             "skill `{}` of server `{}` is refused: {why}; nothing of it is returned and none of its files is read",
-            cut(uri),
+            crate::util::quoted(uri),
             self.spec.name
         ))
     }
@@ -312,8 +315,4 @@ impl Session {
     fn not_found(&self, message: String) -> Error {
         Error::new(ErrorKind::NotFound, self.spec.secrets().mask(&message))
     }
-}
-
-fn cut(s: &str) -> String {
-    crate::util::cut(s, 200)
 }

@@ -96,7 +96,7 @@ impl Session {
             None => shaped,
         };
         Ok(if over {
-            cut(&shaped, max, line.len())
+            truncated(&shaped, max, line.len())
         } else {
             shaped
         })
@@ -167,7 +167,7 @@ fn with_metadata(result: &str, key: &str, value: Value) -> String {
 
 /// The output cut to `max` bytes (at a character boundary) with a note, and
 /// `metadata.truncated = {"bytes": <the result's size>, "limit": max}`.
-fn cut(result: &str, max: usize, bytes: usize) -> String {
+fn truncated(result: &str, max: usize, bytes: usize) -> String {
     let Ok(Value::Object(mut r)) = serde_json::from_str::<Value>(result) else {
         return result.to_string();
     };
@@ -197,7 +197,7 @@ mod tests {
     fn cut_keeps_a_char_boundary_and_says_so() {
         let r = crate::mapping::shape::failure("");
         let r = r.replace(r#""output":"""#, r#""output":"ééé""#);
-        let c: Value = serde_json::from_str(&cut(&r, 3, 99)).unwrap();
+        let c: Value = serde_json::from_str(&truncated(&r, 3, 99)).unwrap();
         let out = c["output"].as_str().unwrap();
         assert!(
             out.starts_with("é\n[cut: the result was 99 bytes, over maxResultBytes (3)]"),

@@ -69,6 +69,15 @@ pub(crate) fn spawn_sized<T: Send + 'static, F: FnOnce() -> T + Send + 'static>(
     })
 }
 
+/// How much of a value (a uri, a name, a server's text) a message quotes: the one limit, so
+/// that every message cuts alike.
+pub(crate) const QUOTED: usize = 200;
+
+/// `s` as a message quotes it: [`cut`] to [`QUOTED`] bytes.
+pub(crate) fn quoted(s: &str) -> String {
+    cut(s, QUOTED)
+}
+
 /// `s` cut to at most `max` bytes at a character boundary, with `…` when cut.
 pub(crate) fn cut(s: &str, max: usize) -> String {
     if s.len() <= max {

@@ -34,6 +34,16 @@ impl Secrets {
         Secrets { values }
     }
 
+    /// Adds `value` (a token, code or secret obtained at run time), kept longest first. A value
+    /// under 4 bytes is not added: masking it would mangle ordinary text, and none is that short.
+    pub fn add(&mut self, value: &str) {
+        if value.len() < 4 || self.values.iter().any(|v| v == value) {
+            return;
+        }
+        self.values.push(value.to_string());
+        self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    }
+
     /// `text` with every secret replaced by [`MASK`].
     pub fn mask(&self, text: &str) -> String {
         let mut out = text.to_string();
@@ -62,5 +72,18 @@ mod tests {
             r#"{"x-api-key":"***","authorization":"***"} ***"#
         );
         assert_eq!(s.mask("nothing here"), "nothing here");
+    }
+
+    #[test]
+    fn values_added_at_run_time_are_masked_longest_first() {
+        let mut s = Secrets::default();
+        s.add("tok-123");
+        s.add("tok-123-refresh");
+        s.add("abc"); // too short to mask without mangling text
+        s.add("tok-123");
+        assert_eq!(
+            s.mask("a tok-123-refresh and tok-123, abc"),
+            "a *** and ***, abc"
+        );
     }
 }

@@ -90,7 +90,7 @@ pub(crate) fn resolve(entry: &Entry, file: &str) -> Result<String, String> {
     let refused = || {
         format!(
             "`{}` is neither a URI nor a path inside the skill",
-            crate::util::cut(file, 120)
+            crate::util::quoted(file)
         )
     };
     if file.starts_with('/') {
@@ -137,10 +137,7 @@ pub(crate) fn page(result: &Value) -> Result<Page, String> {
         .enumerate()
         .map(|(i, v)| {
             entry(v).map_err(|why| match v.get("uri").and_then(Value::as_str) {
-                Some(uri) => format!(
-                    "skill `{}` is not listed: {why}",
-                    crate::util::cut(uri, 120)
-                ),
+                Some(uri) => format!("skill `{}` is not listed: {why}", crate::util::quoted(uri)),
                 None => format!("skill entry {i} is not listed: {why}"),
             })
         })
@@ -181,8 +178,8 @@ pub(crate) fn entry(v: &Value) -> Result<Entry, String> {
     if last != name {
         return Err(format!(
             "its URI's last segment `{}` is not its frontmatter's name `{}`",
-            crate::util::cut(last, 120),
-            crate::util::cut(name, 120)
+            crate::util::quoted(last),
+            crate::util::quoted(name)
         ));
     }
     let files = match o.get("resources") {
@@ -220,7 +217,7 @@ fn files(items: &[Value], uri: &str, root: &str) -> Result<Vec<File>, String> {
         if !inside {
             return Err(format!(
                 "resources[{i}] `{}` is not a file of the skill",
-                crate::util::cut(f_uri, 120)
+                crate::util::quoted(f_uri)
             ));
         }
         let digest = item
@@ -237,7 +234,7 @@ fn files(items: &[Value], uri: &str, root: &str) -> Result<Vec<File>, String> {
         if !seen.insert(f_uri) {
             return Err(format!(
                 "resources lists `{}` twice",
-                crate::util::cut(f_uri, 120)
+                crate::util::quoted(f_uri)
             ));
         }
         out.push(File {

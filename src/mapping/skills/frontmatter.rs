@@ -101,7 +101,7 @@ fn json_of(y: yaml_rust2::Yaml) -> Result<Value, String> {
                 .ok_or_else(|| {
                     format!(
                         "its YAML frontmatter holds `{}`, which JSON cannot",
-                        crate::util::cut(&r, 200)
+                        crate::util::quoted(&r)
                     )
                 })?;
             serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)

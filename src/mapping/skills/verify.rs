@@ -34,7 +34,7 @@ pub(crate) fn content(result: &Value, uri: &str) -> Result<Content, String> {
         None => {
             return Err(format!(
                 "the resources/read result has no content for `{}`",
-                crate::util::cut(uri, 120)
+                crate::util::quoted(uri)
             ))
         }
     };
@@ -110,12 +110,12 @@ pub(crate) fn check_frontmatter(entry: &Entry, text: &str) -> Result<(), String>
             let say = |v: Option<&Value>| {
                 v.map_or_else(
                     || "nothing".to_string(),
-                    |v| crate::util::cut(&crate::json::to_text(v), 120),
+                    |v| crate::util::quoted(&crate::json::to_text(v)),
                 )
             };
             format!(
                 "`{}` (the file says {}, the entry {})",
-                crate::util::cut(k, 120),
+                crate::util::quoted(k),
                 say(file.get(k)),
                 say(entry.frontmatter.get(k))
             )

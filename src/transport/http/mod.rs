@@ -21,7 +21,6 @@ mod state;
 
 #[cfg(feature = "fuzzing")]
 pub(crate) use direct::{body, head};
-pub(crate) use protocol::MODERN_VERSION;
 pub(crate) use state::{connect, parse_url, Bounds, HttpTransport, Remote};
 
 use crate::net::runtime;

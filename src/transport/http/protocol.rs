@@ -11,7 +11,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use std::time::Duration;
 
 /// The protocol version of the modern era (§6).
-pub(crate) const MODERN_VERSION: &str = "2026-07-28";
+use crate::versions::MODERN_VERSION;
 /// The HTTP session header (the handshake era).
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub(super) const VERSION_HEADER: &str = "mcp-protocol-version";

@@ -176,7 +176,7 @@ pub(crate) fn connect(
 impl HttpTransport {
     /// `text` cut to its first bytes with every configured header value masked (§9).
     pub(super) fn quote(&self, text: &str) -> String {
-        crate::util::cut(&self.auth.mask(&self.secrets.mask(text.trim())), 200)
+        crate::util::quoted(&self.auth.mask(&self.secrets.mask(text.trim())))
     }
 
     /// The headers of POST `post` in the current era and session (§5, §6, §8), one builder
