@@ -71,36 +71,9 @@ fn line(out: &OutputPipe, buf: &mut Vec<u8>) -> String {
     }
 }
 
-/// Whether process `pid` exists and has not ended (a zombie counts as ended).
+/// Whether process `pid` exists and has not ended, as the platform layer asks it.
 fn pid_alive(pid: u32) -> bool {
-    #[cfg(unix)]
-    {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| {
-                let state = s[s.rfind(')')? + 1..].split_whitespace().next()?.to_owned();
-                Some(state != "Z" && state != "X")
-            })
-            .unwrap_or(false)
-    }
-    #[cfg(windows)]
-    {
-        use windows_sys::Win32::Foundation::{CloseHandle, WAIT_TIMEOUT};
-        use windows_sys::Win32::System::Threading::{
-            OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
-        };
-        // SAFETY: opens a process by id for waiting only; the handle is closed below.
-        let h = unsafe { OpenProcess(PROCESS_SYNCHRONIZE, 0, pid) };
-        if h.is_null() {
-            return false;
-        }
-        // SAFETY: a zero-time wait on the handle just opened, then its close.
-        unsafe {
-            let alive = WaitForSingleObject(h, 0) == WAIT_TIMEOUT;
-            CloseHandle(h);
-            alive
-        }
-    }
+    super::imp::process::running(pid)
 }
 
 #[test]

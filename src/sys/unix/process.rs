@@ -332,6 +332,44 @@ impl Leftovers {
     }
 }
 
+/// Whether process `pid` exists and has not ended (a zombie counts as ended): on Linux its
+/// `/proc` state, on macOS its libproc status, elsewhere `kill(pid, 0)` (which cannot tell a
+/// zombie). Tests ask it of a child's descendants.
+#[cfg(test)]
+pub fn running(pid: u32) -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                let state = s[s.rfind(')')? + 1..].split_whitespace().next()?.to_owned();
+                Some(state != "Z" && state != "X")
+            })
+            .unwrap_or(false)
+    }
+    #[cfg(target_os = "macos")]
+    {
+        let size = std::mem::size_of::<libc::proc_bsdshortinfo>() as libc::c_int;
+        // SAFETY: proc_bsdshortinfo is plain data that proc_pidinfo fills.
+        let mut info: libc::proc_bsdshortinfo = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid buffer of `size` bytes for this flavor.
+        let got = unsafe {
+            libc::proc_pidinfo(
+                pid as libc::c_int,
+                libc::PROC_PIDT_SHORTBSDINFO,
+                0,
+                (&mut info as *mut libc::proc_bsdshortinfo).cast(),
+                size,
+            )
+        };
+        got == size && info.pbsi_status != libc::SZOMB
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "macos")))]
+    {
+        Pid::from_raw(pid as i32).is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -339,3 +339,23 @@ impl Leftovers {
         }
     }
 }
+
+/// Whether process `pid` exists and has not ended. Tests ask it of a child's descendants.
+#[cfg(test)]
+pub fn running(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_TIMEOUT};
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
+    };
+    // SAFETY: opens a process by id for waiting only; the handle is closed below.
+    let h = unsafe { OpenProcess(PROCESS_SYNCHRONIZE, 0, pid) };
+    if h.is_null() {
+        return false;
+    }
+    // SAFETY: a zero-time wait on the handle just opened, then its close.
+    unsafe {
+        let alive = WaitForSingleObject(h, 0) == WAIT_TIMEOUT;
+        CloseHandle(h);
+        alive
+    }
+}
