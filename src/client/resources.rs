@@ -80,8 +80,12 @@ impl Client {
         if !all.insert(uri.to_string()) {
             return Ok(());
         }
-        session.subscribe(uri, &all)?;
-        slot.lock().subscribed = all;
+        // On the list first: a restart that begins meanwhile subscribes the new session to it.
+        slot.lock().subscribed = all.clone();
+        if let Err(e) = session.subscribe(uri, &all) {
+            slot.lock().subscribed.remove(uri);
+            return Err(e);
+        }
         Ok(())
     }
 

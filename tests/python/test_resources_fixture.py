@@ -420,3 +420,18 @@ def test_the_last_unsubscribe_ends_the_listen_without_opening_an_empty_one(fx):
     cancelled = [r["params"]["requestId"] for r in sent.notes() if r["rpc"] == "notifications/cancelled"]
     assert cancelled == [listen["id"]], cancelled
     assert json.loads(c.result("fx_touch", '{"uri":"fx://doc/1"}'))["output"] == "touched 0"
+
+
+@pytest.mark.parametrize("transport, era", CASES)
+def test_the_time_a_human_takes_does_not_count_against_a_read(fx, transport, era):
+    # The server's timeout is 1 s; the host answers after 1.5 s: the read still completes (§4).
+    def slow(request_json, responder):
+        threading.Timer(1.5, lambda: tnlib.answer(responder, '{"ok":true,"data":{"version":"9"}}')).start()
+        return tnlib.TN_DEFERRED
+
+    resolver = tnlib.Resolver(slow)
+    c, _ = fx(transport, era, resolver=resolver, timeout=1000)
+    st, text = c.out("tn_read_resource", "fx", "fx://ask")
+    assert st == tnlib.TN_OK and json.loads(text)["contents"][0]["text"] == "version 9", (st, text)
+    st, text = c.out("tn_read_resource", "fx", "fx://slow/1500")
+    assert st == tnlib.TN_ERR_TIMEOUT, "without a question the timeout holds: %s" % text
