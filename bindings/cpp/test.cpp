@@ -648,6 +648,126 @@ static void test_tasks() {
   }
 }
 
+// Resources, templates, subscriptions, prompts and completions (issue 36) against the fixture's
+// --resources mode in both eras: every method, the errors, a subscription's resource_updated
+// event and none after unsubscribe, a prompt list change, a blob's bytes, a slow read cancelled
+// through read_resource_async; and tn_call_tool_ex, tn_tools_for, tn_tools_to_provider,
+// tn_list_tasks.
+static void test_resources(bool modern) {
+  const std::string era = modern ? "modern: " : "legacy: ";
+  tn::Client c(R"({"mcpServers":{"fx":{"command":[)" + tn::detail::quote(fixture) + R"(,"--resources")" +
+                   (modern ? R"(,"--modern")" : "") + "]}}}",
+               [](const tn::Request &) { return tn::Answer::accept(R"({"version":"4"})"); });
+  auto rs = c.resources();
+  CHECK(rs.size() >= 4 && rs[0].uri == "fx://ask" && rs[2].uri == "fx://doc/1" && rs[2].title == "Document 1" &&
+            rs[2].size && rs[2].server == "fx",
+        era << c.resources_json());
+  auto ts = c.resource_templates();
+  CHECK(ts.size() == 2 && ts[0].uri_template == "fx://item/{id}", era << c.resource_templates_json());
+  auto r = c.read_resource("fx", "fx://doc/1");
+  CHECK(r.contents.size() == 1 && r.contents[0].text == "document 1" && !r.contents[0].is_blob, era << r.json);
+  r = c.read_resource("fx", "fx://bin/1", {std::chrono::milliseconds(5000)});
+  auto bytes = r.contents.empty() ? std::vector<unsigned char>() : r.contents[0].bytes();
+  bool all = bytes.size() == 256;
+  for (size_t i = 0; all && i < bytes.size(); ++i) all = bytes[i] == i;
+  CHECK(all && r.contents[0].is_blob && r.contents[0].mime_type == "application/octet-stream", era << r.json);
+  CHECK(c.read_resource("fx", "fx://ask").contents[0].text == "version 4", era << "the resolver answered the read");
+  auto t = tn::uri_template("fx://item/{id}", R"({"id":7})");
+  CHECK(t.variables == std::vector<std::string>{"id"} && t.uri && *t.uri == "fx://item/7", t.json);
+  CHECK(c.read_resource("fx", *t.uri).contents[0].text == "item 7", era << "a template read");
+  CHECK(!tn::uri_template("fx://search{?q,lang}").uri, "no values: no uri");
+
+  auto ps = c.prompts();
+  const tn::Prompt *greet = nullptr;
+  for (auto &p : ps)
+    if (p.name == "fx_greet") greet = &p;
+  CHECK(greet && greet->prompt == "greet" && greet->arguments.size() == 2 && greet->arguments[0].required,
+        era << c.prompts_json());
+  auto g = c.get_prompt("fx_greet", R"({"name":"Ada"})");
+  CHECK(g.description == "Greets someone" && g.messages.size() == 1 && g.messages[0].is_text &&
+            g.messages[0].text == "Hello, Ada!" && g.messages[0].role == "user",
+        era << g.json);
+  g = c.get_prompt("fx_blocks", "", {std::chrono::milliseconds(5000)});
+  CHECK(g.messages.size() == 7 && !g.messages[1].is_text && has(g.messages[1].content, R"("image")"), era << g.json);
+  auto comp = c.complete("fx", tn::prompt_ref("greet"), "name", "a", R"({"lang":"fr"})");
+  CHECK(comp.values == (std::vector<std::string>{"Amélie", "Antoine"}), era << comp.json);
+  comp = c.complete("fx", tn::resource_ref("fx://item/{id}"), "id", "1");
+  CHECK(comp.values.size() == 3 && comp.total && *comp.total == 3 && !comp.has_more, era << comp.json);
+
+  CHECK(error_of([&] { c.read_resource("nope", "fx://doc/1"); }).status() == TN_ERR_NOT_FOUND, era << "server");
+  CHECK(error_of([&] { c.read_resource("fx", "fx://nothing"); }).status() == TN_ERR_NOT_FOUND, era << "uri");
+  CHECK(error_of([&] { c.get_prompt("fx_greet", "{}"); }).status() == TN_ERR_SERVER, era << "missing argument");
+  CHECK(error_of([&] { c.get_prompt("fx_greet", "[1]"); }).status() == TN_ERR_INVALID_ARGUMENT, era << "bad args");
+  CHECK(error_of([&] { c.complete(R"({"server":"fx"})"); }).status() == TN_ERR_INVALID_ARGUMENT, era << "request");
+  CHECK(error_of([&] { c.unsubscribe("fx", "fx://doc/9"); }).status() == TN_ERR_NOT_FOUND, era << "unsubscribe");
+  CHECK(error_of([&] { c.read_resource("fx", "fx://slow/5000", {std::chrono::milliseconds(200)}); }).status() ==
+            TN_ERR_TIMEOUT,
+        era << "timeout");
+  CHECK(error_of([] { tn::uri_template("fx://item/{id"); }).status() == TN_ERR_INVALID_ARGUMENT, "template");
+
+  // Held before the changes, so that the events tell what changed.
+  std::mutex mu;
+  std::vector<tn::Event> seen;
+  c.on_event([&](const tn::Event &e) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen.push_back(e);
+  });
+  auto count = [&](const std::string &type) {
+    std::lock_guard<std::mutex> lock(mu);
+    size_t n = 0;
+    for (auto &e : seen) n += e.type == type;
+    return n;
+  };
+  auto wait_for = [&](const std::string &type) {
+    for (int i = 0; i < 500 && count(type) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto &e : seen)
+      if (e.type == type) return e;
+    return tn::Event{};
+  };
+  c.subscribe("fx", "fx://doc/1");
+  CHECK(c.call("fx_touch", R"({"uri":"fx://doc/1"})").output == "touched 1", era << "touched");
+  auto e = wait_for("resource_updated");
+  CHECK(e.server == "fx" && e.uri == "fx://doc/1", era << e.json);
+  c.unsubscribe("fx", "fx://doc/1");
+  CHECK(c.call("fx_touch", R"({"uri":"fx://doc/1"})").output == "touched 0", era << "after unsubscribe");
+  c.call("fx_toggle_prompt", R"({"on":true})");
+  e = wait_for("prompts");
+  CHECK(has(e.json, R"("added":["fx_extra"])"), era << e.json);
+  CHECK(count("resource_updated") == 1, era << "no update after unsubscribe");
+
+  // A slow read cancelled from this thread while it runs on its own.
+  auto slow = c.read_resource_async("fx", "fx://slow/30000");
+  auto other = c.get_prompt_async("fx_greet", R"({"name":"Bo"})");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK(slow.cancel(), era << "cancel ended it");
+  CHECK(error_of([&] { slow.get(); }).status() == TN_ERR_CANCELLED, era << "cancelled");
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3), era << "promptly");
+  CHECK(other.get().messages[0].text == "Hello, Bo!", era << "the other request");
+  CHECK(!other.cancel(), era << "nothing to cancel once done");
+  auto quick = c.read_resource_async("fx", "fx://doc/2", {std::chrono::milliseconds(5000)});
+  CHECK(quick.get().contents[0].text == "document 2", era << "async read");
+  c.on_event(nullptr);
+}
+
+static void test_other_wrappers() {
+  tn::Client c(config());
+  tn::CallOptions o;
+  o.timeout = std::chrono::milliseconds(200);
+  auto r = c.call("fx_slow", R"({"ms":5000})", o);  // tn_call_tool_ex
+  CHECK(r.is_error && has(r.json, "200 ms"), r.json);
+  CHECK(c.call("fx_echo", R"({"text":"ex"})", tn::CallOptions{}).output == "ex", "ex without a timeout");
+  CHECK(has(c.tools_for("anthropic"), R"("input_schema")"), "tools_for");
+  CHECK(tn::tools_to_provider(c.tools_json(), "openai") == c.tools_for("openai"), "tools_to_provider");
+  CHECK(error_of([&] { c.tools_for("cohere"); }).status() == TN_ERR_INVALID_ARGUMENT, "style");
+  CHECK(error_of([&] { c.tasks("fx"); }).status() == TN_ERR_NOT_FOUND, "no tasks");
+  tn::Client t(R"({"mcpServers":{"fx":{"command":[)" + tn::detail::quote(fixture) +
+               R"(,"--dual","--tasks"],"protocol":"legacy"}}})");
+  t.call("fx_task_slow", R"({"ms":50,"steps":1})");
+  CHECK(has(t.tasks("fx"), R"({"server":"fx","tasks":)"), t.tasks("fx"));
+}
+
 int main(int argc, char **argv) {
   self_exe = argv[0];
   if (argc == 5 && std::string(argv[1]) == "--resume") return resume_main(argv[2], argv[3], argv[4]);
@@ -670,6 +790,9 @@ int main(int argc, char **argv) {
     test_skills();
     test_events();
     test_tasks();
+    test_resources(false);
+    test_resources(true);
+    test_other_wrappers();
   } catch (const std::exception &e) {
     ++failures;
     std::cerr << "uncaught: " << e.what() << "\n";

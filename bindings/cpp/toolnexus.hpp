@@ -15,6 +15,10 @@
 // client.resume(token, answers) finishes it, from any process connected with the same config.
 // Long-lived hosts (issue 28): client.on_event(fn) hands fn each event (a server restarting or
 // back, its tool list changed, its log messages) on the library's event thread, in order.
+// Resources, prompts and completions (issue 36): client.resources(), resource_templates(),
+// read_resource(server, uri) (and read_resource_async, cancellable), subscribe / unsubscribe
+// (updates as "resource_updated" events), prompts(), get_prompt(name, args_json) (and
+// get_prompt_async), complete(...); toolnexus::uri_template expands a template.
 // Link with -ltoolnexus.
 //
 // SPDX-License-Identifier: MIT OR Apache-2.0 (LICENSE-MIT, LICENSE-APACHE of toolnexus)
@@ -33,6 +37,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -399,10 +404,14 @@ namespace detail {
 
 // One event of a client (issue 28, docs/live-servers.md): type "status", "tools" or "log", the
 // server it is about, and the library's exact JSON text (every other member is in it).
+// Issue 36 adds "resource_updated" (uri: a subscribed uri), "resources" ("added", "removed",
+// "changed": uris; "templates": {…} the same for uriTemplates) and "prompts" ("added",
+// "removed", "changed": prompt host names); the lists are listed again before these come.
 struct Event {
   std::string type;
   std::string server;
   std::string json;
+  std::string uri;  // "resource_updated" only
 };
 
 // Called with each event on the library's event thread, one at a time; what it throws is
@@ -425,6 +434,7 @@ inline void event_trampoline(void *user_data, const char *event_json) noexcept {
     for (auto &kv : members(e.json)) {
       if (kv.first == "type") e.type = as_string(kv.second);
       else if (kv.first == "server") e.server = as_string(kv.second);
+      else if (kv.first == "uri") e.uri = as_string(kv.second);
     }
     st->fn(e);
   } catch (const std::exception &x) {
@@ -586,6 +596,269 @@ inline std::string answers(std::initializer_list<std::pair<std::string, Answer>>
     out += detail::quote(kv.first) + ":" + kv.second.json;
   }
   return out + "}";
+}
+
+// ---- resources, prompts and completions (issue 36)
+
+// Options of a resource read or a prompt: timeout replaces the server's timeout for it.
+struct RequestOptions {
+  std::optional<std::chrono::milliseconds> timeout;
+};
+
+// One listed resource; json is its whole object (annotations, icons, _meta, …).
+struct Resource {
+  std::string server, uri, name, title, description, mime_type, json;
+  std::optional<long long> size;
+};
+
+// One listed resource template (RFC 6570; toolnexus::uri_template expands it).
+struct ResourceTemplate {
+  std::string server, uri_template, name, title, description, mime_type, json;
+};
+
+// One of a read's contents: text, or blob (base64) when is_blob; bytes() decodes either.
+struct ResourceContents {
+  std::string uri, mime_type, text, blob, json;
+  bool is_blob = false;
+  std::vector<unsigned char> bytes() const;
+};
+
+// What read_resource returns: the contents, the result's _meta (raw JSON or empty), its text.
+struct ReadResult {
+  std::vector<ResourceContents> contents;
+  std::string meta, json;
+};
+
+struct PromptArgument {
+  std::string name, title, description;
+  bool required = false;
+};
+
+// One listed prompt: name is its host name (get_prompt takes it), prompt the server's own name
+// (prompt_ref takes it); json is its whole object.
+struct Prompt {
+  std::string name, server, prompt, title, description, json;
+  std::vector<PromptArgument> arguments;
+};
+
+// One message of a prompt: content is its content block as raw JSON; text is set (is_text)
+// when it is a text block.
+struct PromptMessage {
+  std::string role, content, text;
+  bool is_text = false;
+};
+
+struct PromptResult {
+  std::string description, json;
+  std::vector<PromptMessage> messages;
+};
+
+// A server's completion object: the values, total when it said, has_more.
+struct Completion {
+  std::vector<std::string> values;
+  std::optional<long long> total;
+  bool has_more = false;
+  std::string json;
+};
+
+// toolnexus::uri_template's result: the variables, and the expansion when values were given.
+struct UriTemplate {
+  std::vector<std::string> variables;
+  std::optional<std::string> uri;
+  std::string json;
+};
+
+// A completion ref to a prompt, by the server's name for it (Prompt::prompt), as JSON text.
+inline std::string prompt_ref(const std::string &name) {
+  return R"({"type":"ref/prompt","name":)" + detail::quote(name) + "}";
+}
+// A completion ref to a resource template (its uriTemplate) or a resource uri, as JSON text.
+inline std::string resource_ref(const std::string &uri) {
+  return R"({"type":"ref/resource","uri":)" + detail::quote(uri) + "}";
+}
+
+namespace detail {
+
+inline std::vector<unsigned char> base64_decode(const std::string &in) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::vector<unsigned char> out;
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t i = 0;
+  for (; i < in.size() && in[i] != '='; ++i) {
+    int v = val(in[i]);
+    if (v < 0) throw Error(TN_ERR_INVALID_ARGUMENT, "a blob that is not base64");
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<unsigned char>((acc >> bits) & 0xFF));
+    }
+  }
+  for (; i < in.size(); ++i)
+    if (in[i] != '=') throw Error(TN_ERR_INVALID_ARGUMENT, "a blob that is not base64");
+  return out;
+}
+
+inline std::vector<std::string> strings(const std::string &raw) {
+  std::vector<std::string> out;
+  for (auto &e : elements(raw)) out.push_back(as_string(e));
+  return out;
+}
+
+inline std::string timeout_options(const RequestOptions &o) {
+  return o.timeout ? "{\"timeoutMs\":" + std::to_string(o.timeout->count()) + "}" : std::string();
+}
+
+inline ReadResult parse_read(std::string json) {
+  ReadResult r;
+  r.json = std::move(json);
+  for (auto &kv : members(r.json)) {
+    if (kv.first == "_meta") r.meta = kv.second;
+    if (kv.first != "contents") continue;
+    for (auto &raw : elements(kv.second)) {
+      ResourceContents c;
+      c.json = raw;
+      for (auto &m : members(raw)) {
+        if (m.first == "uri") c.uri = as_string(m.second);
+        else if (m.first == "mimeType") c.mime_type = as_string(m.second);
+        else if (m.first == "text") c.text = as_string(m.second);
+        else if (m.first == "blob") c.blob = as_string(m.second), c.is_blob = true;
+      }
+      r.contents.push_back(std::move(c));
+    }
+  }
+  return r;
+}
+
+inline PromptResult parse_prompt(std::string json) {
+  PromptResult r;
+  r.json = std::move(json);
+  for (auto &kv : members(r.json)) {
+    if (kv.first == "description") r.description = as_string(kv.second);
+    if (kv.first != "messages") continue;
+    for (auto &raw : elements(kv.second)) {
+      PromptMessage m;
+      for (auto &f : members(raw)) {
+        if (f.first == "role") m.role = as_string(f.second);
+        else if (f.first == "content") m.content = f.second;
+      }
+      if (!m.content.empty() && m.content[0] == '{') {
+        std::string type, text;
+        bool has_text = false;
+        for (auto &f : members(m.content)) {
+          if (f.first == "type") type = as_string(f.second);
+          else if (f.first == "text") text = as_string(f.second), has_text = true;
+        }
+        if (type == "text" && has_text) m.text = std::move(text), m.is_text = true;
+      }
+      r.messages.push_back(std::move(m));
+    }
+  }
+  return r;
+}
+
+inline Completion parse_completion(std::string json) {
+  Completion c;
+  c.json = std::move(json);
+  for (auto &kv : members(c.json)) {
+    if (kv.first == "values") c.values = strings(kv.second);
+    else if (kv.first == "total") c.total = std::stoll(kv.second);
+    else if (kv.first == "hasMore") c.has_more = kv.second == "true";
+  }
+  return c;
+}
+
+// One request running on a thread of its own (read_resource_async, get_prompt_async): the
+// library writes its id (from that thread) before the request goes out, cancel() reads it.
+struct RequestState {
+  tn_client *client = nullptr;
+  std::atomic<uint64_t> id{0};
+  std::atomic<bool> finished{false};
+};
+static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t), "the library writes a uint64_t");
+
+}  // namespace detail
+
+inline std::vector<unsigned char> ResourceContents::bytes() const {
+  if (is_blob) return detail::base64_decode(blob);
+  return std::vector<unsigned char>(text.begin(), text.end());
+}
+
+// A resource read or a prompt started by Client::read_resource_async / get_prompt_async: it
+// runs on a thread of its own; get() waits for its outcome (or rethrows its Error:
+// TN_ERR_CANCELLED once cancel() ended it, TN_ERR_TIMEOUT, TN_ERR_NOT_FOUND, …), cancel()
+// cancels it at the server. Move-only; may be dropped without waiting (Client::close() ends
+// every request still in flight).
+template <class T>
+class AsyncRequest {
+ public:
+  AsyncRequest() = default;
+  AsyncRequest(AsyncRequest &&) noexcept = default;
+  AsyncRequest &operator=(AsyncRequest &&) noexcept = default;
+
+  T get() { return future_.get(); }
+  std::future<T> &future() noexcept { return future_; }
+  template <class Rep, class Period>
+  std::future_status wait_for(const std::chrono::duration<Rep, Period> &d) const {
+    return future_.wait_for(d);
+  }
+  // Cancels the request at the server (waiting the moment it takes to start, if it has not
+  // yet): true when this cancel ended it, false when it had ended already.
+  bool cancel() const {
+    if (!state_) return false;
+    for (;;) {
+      uint64_t id = state_->id.load();
+      if (id != 0) {
+        tn_status st = tn_call_cancel(state_->client, id);
+        if (st == TN_OK) return true;
+        if (st == TN_ERR_NOT_FOUND || st == TN_ERR_CLOSED) return false;
+        detail::fail(st);
+      }
+      if (state_->finished.load()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  bool valid() const noexcept { return future_.valid(); }
+
+ private:
+  friend class Client;
+  std::shared_ptr<detail::RequestState> state_;
+  std::future<T> future_;
+};
+
+// An RFC 6570 URI template's variables and, when values_json (a JSON object of strings,
+// numbers, booleans, arrays or objects) is given, its expansion (levels 1-4). For a resource
+// template picker: fill the variables, then client.read_resource(server, *t.uri). A malformed
+// template throws Error (TN_ERR_INVALID_ARGUMENT).
+inline UriTemplate uri_template(const std::string &template_text, const std::string &values_json = "") {
+  std::string req = R"({"template":)" + detail::quote(template_text);
+  if (!values_json.empty()) req += R"(,"values":)" + values_json;
+  req += "}";
+  detail::OutString out;
+  detail::check(tn_uri_template(detail::cstr(req, "request"), &out.p));
+  UriTemplate t;
+  t.json = out.str();
+  for (auto &kv : detail::members(t.json)) {
+    if (kv.first == "variables") t.variables = detail::strings(kv.second);
+    else if (kv.first == "uri") t.uri = detail::as_string(kv.second);
+  }
+  return t;
+}
+
+// A JSON array of tools (as Client::tools_json lists them) in a model provider's
+// function-calling shape: style "openai", "anthropic" or "gemini" (JSON text in and out).
+inline std::string tools_to_provider(const std::string &tools_json, const std::string &style) {
+  detail::OutString out;
+  detail::check(tn_tools_to_provider(detail::cstr(tools_json, "tools"), detail::cstr(style, "style"), &out.p));
+  return out.str();
 }
 
 // A call started by Client::call_async: get() waits for its ToolResult (or rethrows its
@@ -788,6 +1061,206 @@ class Client {
     return f;
   }
 
+  // The connected tools in a model provider's function-calling shape ("openai", "anthropic" or
+  // "gemini"; another throws TN_ERR_INVALID_ARGUMENT), as JSON text.
+  std::string tools_for(const std::string &style) const {
+    detail::OutString out;
+    detail::check(tn_tools_for(handle(), detail::cstr(style, "style"), &out.p));
+    return out.str();
+  }
+
+  // Tasks (MCP 2025-11-25): {"server","tasks":[<Task>…]} as JSON text, every page of server's
+  // tasks/list; a server that lists none, or one of the 2026-07-28 era, throws TN_ERR_NOT_FOUND.
+  std::string tasks(const std::string &server) const {
+    detail::OutString out;
+    detail::check(tn_list_tasks(handle(), detail::cstr(server, "server"), &out.p));
+    return out.str();
+  }
+
+  // ---- resources (issue 36)
+
+  // Every connected server's resources, all pages, sorted by server then uri, as JSON text.
+  std::string resources_json() const {
+    detail::OutString out;
+    detail::check(tn_list_resources(handle(), &out.p));
+    return out.str();
+  }
+
+  std::vector<Resource> resources() const {
+    std::vector<Resource> out;
+    for (auto &raw : detail::elements(resources_json())) {
+      Resource r;
+      r.json = raw;
+      for (auto &kv : detail::members(raw)) {
+        if (kv.first == "server") r.server = detail::as_string(kv.second);
+        else if (kv.first == "uri") r.uri = detail::as_string(kv.second);
+        else if (kv.first == "name") r.name = detail::as_string(kv.second);
+        else if (kv.first == "title") r.title = detail::as_string(kv.second);
+        else if (kv.first == "description") r.description = detail::as_string(kv.second);
+        else if (kv.first == "mimeType") r.mime_type = detail::as_string(kv.second);
+        else if (kv.first == "size") r.size = std::stoll(kv.second);
+      }
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  // Every connected server's resource templates, sorted by server then uriTemplate (JSON text).
+  std::string resource_templates_json() const {
+    detail::OutString out;
+    detail::check(tn_list_resource_templates(handle(), &out.p));
+    return out.str();
+  }
+
+  std::vector<ResourceTemplate> resource_templates() const {
+    std::vector<ResourceTemplate> out;
+    for (auto &raw : detail::elements(resource_templates_json())) {
+      ResourceTemplate t;
+      t.json = raw;
+      for (auto &kv : detail::members(raw)) {
+        if (kv.first == "server") t.server = detail::as_string(kv.second);
+        else if (kv.first == "uriTemplate") t.uri_template = detail::as_string(kv.second);
+        else if (kv.first == "name") t.name = detail::as_string(kv.second);
+        else if (kv.first == "title") t.title = detail::as_string(kv.second);
+        else if (kv.first == "description") t.description = detail::as_string(kv.second);
+        else if (kv.first == "mimeType") t.mime_type = detail::as_string(kv.second);
+      }
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+
+  // Reads uri from server (a question the server asks on the way goes to the resolver). Throws
+  // Error: TN_ERR_NOT_FOUND (unknown server or uri), TN_ERR_SERVER (a result over
+  // maxResultBytes, another failure), TN_ERR_TIMEOUT (no answer within options.timeout, else
+  // the server's timeout).
+  ReadResult read_resource(const std::string &server, const std::string &uri, RequestOptions options = {}) const {
+    detail::OutString out;
+    const char *s = detail::cstr(server, "server"), *u = detail::cstr(uri, "uri");
+    if (!options.timeout) {
+      detail::check(tn_read_resource(handle(), s, u, &out.p));
+    } else {
+      std::string opts = detail::timeout_options(options);
+      detail::check(tn_read_resource_ex(handle(), s, u, opts.c_str(), nullptr, &out.p));
+    }
+    return detail::parse_read(out.str());
+  }
+
+  // read_resource on a thread of its own, returned at once; AsyncRequest::cancel() cancels it.
+  AsyncRequest<ReadResult> read_resource_async(const std::string &server, const std::string &uri,
+                                               RequestOptions options = {}) const {
+    (void)detail::cstr(server, "server");  // refused here, not on the request's thread
+    (void)detail::cstr(uri, "uri");
+    return run_async<ReadResult>(
+        [server, uri, opts = detail::timeout_options(options)](tn_client *c, uint64_t *id) {
+          detail::OutString out;
+          detail::check(tn_read_resource_ex(c, server.c_str(), uri.c_str(), opts.empty() ? nullptr : opts.c_str(), id,
+                                            &out.p));
+          return detail::parse_read(out.str());
+        });
+  }
+
+  // Subscribes to uri on server (resources/subscribe; in MCP 2026-07-28 a new
+  // subscriptions/listen, acknowledged before this returns): its updates come as
+  // "resource_updated" events (on_event). Kept across restarts. A server that offers no
+  // subscriptions throws TN_ERR_NOT_FOUND.
+  void subscribe(const std::string &server, const std::string &uri) const {
+    detail::check(tn_subscribe_resource(handle(), detail::cstr(server, "server"), detail::cstr(uri, "uri")));
+  }
+
+  // Ends the subscription: no "resource_updated" event of uri comes once this returns. A uri
+  // not subscribed to throws TN_ERR_NOT_FOUND.
+  void unsubscribe(const std::string &server, const std::string &uri) const {
+    detail::check(tn_unsubscribe_resource(handle(), detail::cstr(server, "server"), detail::cstr(uri, "uri")));
+  }
+
+  // ---- prompts and completions
+
+  // Every connected server's prompts, sorted by host name, as JSON text.
+  std::string prompts_json() const {
+    detail::OutString out;
+    detail::check(tn_list_prompts(handle(), &out.p));
+    return out.str();
+  }
+
+  std::vector<Prompt> prompts() const {
+    std::vector<Prompt> out;
+    for (auto &raw : detail::elements(prompts_json())) {
+      Prompt p;
+      p.json = raw;
+      for (auto &kv : detail::members(raw)) {
+        if (kv.first == "name") p.name = detail::as_string(kv.second);
+        else if (kv.first == "server") p.server = detail::as_string(kv.second);
+        else if (kv.first == "prompt") p.prompt = detail::as_string(kv.second);
+        else if (kv.first == "title") p.title = detail::as_string(kv.second);
+        else if (kv.first == "description") p.description = detail::as_string(kv.second);
+        else if (kv.first == "arguments")
+          for (auto &a : detail::elements(kv.second)) {
+            PromptArgument arg;
+            for (auto &f : detail::members(a)) {
+              if (f.first == "name") arg.name = detail::as_string(f.second);
+              else if (f.first == "title") arg.title = detail::as_string(f.second);
+              else if (f.first == "description") arg.description = detail::as_string(f.second);
+              else if (f.first == "required") arg.required = f.second == "true";
+            }
+            p.arguments.push_back(std::move(arg));
+          }
+      }
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+  // Gets the prompt of host name `name`; args_json is a JSON object of strings (empty: none).
+  // Throws Error: TN_ERR_NOT_FOUND (no such prompt), TN_ERR_SERVER (arguments the server
+  // refuses, a missing required one, another failure), TN_ERR_TIMEOUT.
+  PromptResult get_prompt(const std::string &name, const std::string &args_json = "",
+                          RequestOptions options = {}) const {
+    detail::OutString out;
+    const char *n = detail::cstr(name, "name");
+    const char *a = args_json.empty() ? nullptr : detail::cstr(args_json, "args");
+    if (!options.timeout) {
+      detail::check(tn_get_prompt(handle(), n, a, &out.p));
+    } else {
+      std::string opts = detail::timeout_options(options);
+      detail::check(tn_get_prompt_ex(handle(), n, a, opts.c_str(), nullptr, &out.p));
+    }
+    return detail::parse_prompt(out.str());
+  }
+
+  // get_prompt on a thread of its own, returned at once; AsyncRequest::cancel() cancels it.
+  AsyncRequest<PromptResult> get_prompt_async(const std::string &name, const std::string &args_json = "",
+                                              RequestOptions options = {}) const {
+    (void)detail::cstr(name, "name");
+    (void)detail::cstr(args_json, "args");
+    return run_async<PromptResult>(
+        [name, args_json, opts = detail::timeout_options(options)](tn_client *c, uint64_t *id) {
+          detail::OutString out;
+          detail::check(tn_get_prompt_ex(c, name.c_str(), args_json.empty() ? nullptr : args_json.c_str(),
+                                         opts.empty() ? nullptr : opts.c_str(), id, &out.p));
+          return detail::parse_prompt(out.str());
+        });
+  }
+
+  // completion/complete with the library's whole request, {"server","ref","argument":{"name",
+  // "value"},"context"?:{"arguments":{…}}} (JSON text).
+  Completion complete(const std::string &request_json) const {
+    detail::OutString out;
+    detail::check(tn_complete(handle(), detail::cstr(request_json, "request"), &out.p));
+    return detail::parse_completion(out.str());
+  }
+
+  // The values server proposes for `argument` of ref_json (prompt_ref / resource_ref) starting
+  // with value, given the other arguments already chosen (context_arguments_json, a JSON object
+  // of strings, or empty). A server without completions gives no values.
+  Completion complete(const std::string &server, const std::string &ref_json, const std::string &argument,
+                      const std::string &value, const std::string &context_arguments_json = "") const {
+    std::string req = R"({"server":)" + detail::quote(server) + R"(,"ref":)" + ref_json +
+                      R"(,"argument":{"name":)" + detail::quote(argument) + R"(,"value":)" + detail::quote(value) + "}";
+    if (!context_arguments_json.empty()) req += R"(,"context":{"arguments":)" + context_arguments_json + "}";
+    return complete(req + "}");
+  }
+
   // Calls a tool by its listed name; args_json is a JSON object text. Tool errors, timeouts
   // and dead servers are results with is_error; an unknown name throws (TN_ERR_NOT_FOUND).
   ToolResult call(const std::string &name, const std::string &args_json = "{}") const {
@@ -796,9 +1269,15 @@ class Client {
     return detail::parse_result(out.str());
   }
 
-  // The same with options (a per-call timeout, progress), waiting for call_async.
+  // The same with options (a per-call timeout, progress): with on_progress it waits for
+  // call_async; a timeout alone runs on this thread (tn_call_tool_ex), at the plain call's speed.
   ToolResult call(const std::string &name, const std::string &args_json, CallOptions options) const {
-    return call_async(name, args_json, std::move(options)).get();
+    if (options.on_progress) return call_async(name, args_json, std::move(options)).get();
+    detail::OutString out;
+    std::string opts = detail::timeout_options(RequestOptions{options.timeout});
+    detail::check(tn_call_tool_ex(handle(), detail::cstr(name, "name"), detail::cstr(args_json, "args"),
+                                  opts.empty() ? nullptr : opts.c_str(), nullptr, &out.p));
+    return detail::parse_result(out.str());
   }
 
   // Starts a call and returns at once (contract §7); see AsyncCall. Throws Error when the
@@ -875,6 +1354,27 @@ class Client {
   explicit operator bool() const noexcept { return c_.load() != nullptr; }
 
  private:
+  // Runs f(client, &id) (a tn_*_ex request) on a thread of its own; the AsyncRequest's state
+  // holds the id the library writes.
+  template <class T, class F>
+  AsyncRequest<T> run_async(F f) const {
+    auto st = std::make_shared<detail::RequestState>();
+    st->client = handle();
+    auto promise = std::make_shared<std::promise<T>>();
+    AsyncRequest<T> a;
+    a.future_ = promise->get_future();
+    a.state_ = st;
+    std::thread([st, promise, f = std::move(f)]() mutable {
+      try {
+        promise->set_value(f(st->client, reinterpret_cast<uint64_t *>(&st->id)));
+      } catch (...) {
+        promise->set_exception(std::current_exception());
+      }
+      st->finished.store(true);
+    }).detach();
+    return a;
+  }
+
   // Starts an asynchronous call: f(client, options JSON or NULL, progress fn or NULL,
   // user_data, &id) is tn_call_tool_async or tn_call_tool_resume_async with its arguments.
   template <class F>

@@ -86,3 +86,58 @@ tn_status tn_go_call_tool_resume_async(uintptr_t client, const char *token, cons
   return tn_call_tool_resume_async((tn_client *)client, token, answers_json, options_json, tn_go_done,
                                    with_progress ? tn_go_progress : NULL, (void *)user_data, call_id_out);
 }
+
+tn_status tn_go_call_tool_ex(uintptr_t client, const char *name, const char *args_json, const char *options_json,
+                             uint64_t *call_id_out, char **out) {
+  return tn_call_tool_ex((tn_client *)client, name, args_json, options_json, call_id_out, out);
+}
+
+tn_status tn_go_list_tasks(uintptr_t client, const char *server, char **out) {
+  return tn_list_tasks((const tn_client *)client, server, out);
+}
+
+tn_status tn_go_tools_for(uintptr_t client, const char *style, char **out) {
+  return tn_tools_for((const tn_client *)client, style, out);
+}
+
+tn_status tn_go_list_resources(uintptr_t client, char **out) {
+  return tn_list_resources((tn_client *)client, out);
+}
+
+tn_status tn_go_list_resource_templates(uintptr_t client, char **out) {
+  return tn_list_resource_templates((tn_client *)client, out);
+}
+
+tn_status tn_go_read_resource(uintptr_t client, const char *server, const char *uri, char **out) {
+  return tn_read_resource((tn_client *)client, server, uri, out);
+}
+
+tn_status tn_go_read_resource_ex(uintptr_t client, const char *server, const char *uri, const char *options_json,
+                                 uint64_t *call_id_out, char **out) {
+  return tn_read_resource_ex((tn_client *)client, server, uri, options_json, call_id_out, out);
+}
+
+tn_status tn_go_subscribe_resource(uintptr_t client, const char *server, const char *uri) {
+  return tn_subscribe_resource((tn_client *)client, server, uri);
+}
+
+tn_status tn_go_unsubscribe_resource(uintptr_t client, const char *server, const char *uri) {
+  return tn_unsubscribe_resource((tn_client *)client, server, uri);
+}
+
+tn_status tn_go_list_prompts(uintptr_t client, char **out) {
+  return tn_list_prompts((tn_client *)client, out);
+}
+
+tn_status tn_go_get_prompt(uintptr_t client, const char *name, const char *args_json, char **out) {
+  return tn_get_prompt((tn_client *)client, name, args_json, out);
+}
+
+tn_status tn_go_get_prompt_ex(uintptr_t client, const char *name, const char *args_json, const char *options_json,
+                              uint64_t *call_id_out, char **out) {
+  return tn_get_prompt_ex((tn_client *)client, name, args_json, options_json, call_id_out, out);
+}
+
+tn_status tn_go_complete(uintptr_t client, const char *request_json, char **out) {
+  return tn_complete((tn_client *)client, request_json, out);
+}

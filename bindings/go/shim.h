@@ -26,6 +26,23 @@ tn_status tn_go_get_skill(uintptr_t client, const char *server, const char *uri,
 tn_status tn_go_read_skill_file(uintptr_t client, const char *server, const char *skill_uri, const char *file,
                                 char **out);
 tn_status tn_go_server_request_response(int with_resolver, uintptr_t user_data, const char *message_json, char **out);
+tn_status tn_go_call_tool_ex(uintptr_t client, const char *name, const char *args_json, const char *options_json,
+                             uint64_t *call_id_out, char **out);
+tn_status tn_go_list_tasks(uintptr_t client, const char *server, char **out);
+tn_status tn_go_tools_for(uintptr_t client, const char *style, char **out);
+/* Resources, prompts and completions (issue 36). */
+tn_status tn_go_list_resources(uintptr_t client, char **out);
+tn_status tn_go_list_resource_templates(uintptr_t client, char **out);
+tn_status tn_go_read_resource(uintptr_t client, const char *server, const char *uri, char **out);
+tn_status tn_go_read_resource_ex(uintptr_t client, const char *server, const char *uri, const char *options_json,
+                                 uint64_t *call_id_out, char **out);
+tn_status tn_go_subscribe_resource(uintptr_t client, const char *server, const char *uri);
+tn_status tn_go_unsubscribe_resource(uintptr_t client, const char *server, const char *uri);
+tn_status tn_go_list_prompts(uintptr_t client, char **out);
+tn_status tn_go_get_prompt(uintptr_t client, const char *name, const char *args_json, char **out);
+tn_status tn_go_get_prompt_ex(uintptr_t client, const char *name, const char *args_json, const char *options_json,
+                              uint64_t *call_id_out, char **out);
+tn_status tn_go_complete(uintptr_t client, const char *request_json, char **out);
 /* tn_set_event_callback with the Go trampoline (on) or NULL; user_data is a cgo.Handle. */
 tn_status tn_go_set_event_callback(uintptr_t client, int on, uintptr_t user_data);
 #endif

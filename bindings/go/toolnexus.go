@@ -15,6 +15,12 @@
 // Long-lived hosts (issue 28): OnEvent registers a function for the client's events (a server
 // restarting or back, its tool list changed, its log messages), Events hands them on a
 // channel; see docs/live-servers.md.
+//
+// Resources, prompts and completions (issue 36): Resources, ResourceTemplates, ReadResource
+// (with URITemplate to expand a template), Subscribe and Unsubscribe (updates come as
+// "resource_updated" events), Prompts, GetPrompt, Complete. A read or a prompt takes a ctx
+// (its end cancels the request at the server) and WithTimeout; failures are ErrNotFound,
+// ErrServer, ErrTimeout, ErrInvalidArgument.
 package toolnexus
 
 /*
@@ -49,6 +55,13 @@ const (
 	StatusReentrant       Status = 6
 	StatusPanic           Status = 7
 	StatusInternal        Status = 8
+	// The server failed a resource, prompt or completion request (an error answer other than
+	// not-found, an invalid result or one over maxResultBytes, a connection that ended).
+	StatusServer Status = 9
+	// No answer within the request's timeout.
+	StatusTimeout Status = 10
+	// The request was cancelled (its ctx ended, or tn_call_cancel).
+	StatusCancelled Status = 11
 )
 
 // Error is a failed tn_ call: Message is the library's tn_last_error_message.
@@ -75,6 +88,9 @@ var (
 	ErrReentrant       = &Error{Status: StatusReentrant}
 	ErrPanic           = &Error{Status: StatusPanic}
 	ErrInternal        = &Error{Status: StatusInternal}
+	ErrServer          = &Error{Status: StatusServer}
+	ErrTimeout         = &Error{Status: StatusTimeout}
+	ErrCancelled       = &Error{Status: StatusCancelled}
 )
 
 const (
@@ -617,6 +633,65 @@ type callOptions struct {
 	progress   func(Progress)
 }
 
+// optionsJSON is the options_json of a call or request (free with C.free), or nil.
+func (o *callOptions) optionsJSON() *C.char {
+	if !o.hasTimeout {
+		return nil
+	}
+	ms := o.timeout.Milliseconds()
+	if o.timeout > 0 && time.Duration(ms)*time.Millisecond < o.timeout {
+		ms++ // round up: a 1 µs timeout is 1 ms, not 0
+	}
+	return C.CString(fmt.Sprintf(`{"timeoutMs":%d}`, ms))
+}
+
+// blockingEx runs f (a tn_*_ex function with its other arguments bound: tn_call_tool_ex,
+// tn_read_resource_ex, tn_get_prompt_ex) on this goroutine, locked to its OS thread. When ctx
+// ends first, the request is cancelled by its id (the library writes it before the request goes
+// out) and the error wraps ctx.Err(); what names the request in that error.
+func (c *Client) blockingEx(ctx context.Context, what string, o *callOptions,
+	f func(copts *C.char, id *C.uint64_t, out **C.char) C.tn_status) (string, error) {
+	copts := o.optionsJSON()
+	defer C.free(unsafe.Pointer(copts))
+	// In C memory: the library writes it while the watcher reads it.
+	id := (*C.uint64_t)(C.calloc(1, C.size_t(unsafe.Sizeof(C.uint64_t(0)))))
+	defer C.free(unsafe.Pointer(id))
+	finished := make(chan struct{})
+	watched := make(chan struct{})
+	var cancelled atomic.Bool
+	if ctx.Done() == nil {
+		close(watched)
+	} else {
+		go func() {
+			defer close(watched)
+			select {
+			case <-finished:
+				return
+			case <-ctx.Done():
+			}
+			cancelled.Store(true)
+			for {
+				if v := atomic.LoadUint64((*uint64)(unsafe.Pointer(id))); v != 0 {
+					C.tn_go_call_cancel(c.handle, C.uint64_t(v)) // TN_ERR_NOT_FOUND when it ended: fine
+					return
+				}
+				select {
+				case <-finished:
+					return
+				case <-time.After(time.Millisecond):
+				}
+			}
+		}()
+	}
+	s, _, err := callOut(func(out **C.char) C.tn_status { return f(copts, id, out) })
+	close(finished)
+	<-watched // before id is freed
+	if cancelled.Load() {
+		return "", fmt.Errorf("toolnexus: %s: %w", what, ctx.Err())
+	}
+	return s, err
+}
+
 // WithTimeout sets this call's timeout instead of the server's (rounded up to a whole
 // millisecond). It is an idle timeout: each progress report restarts it, and the server's
 // maxTotalTimeout still bounds the call. A timeout is a Result with IsError, not an error.
@@ -663,6 +738,16 @@ func (c *Client) Call(ctx context.Context, name string, args any, opts ...CallOp
 		return nil, err
 	}
 	defer C.free(unsafe.Pointer(cargs))
+	if ctx.Done() == nil && o.progress == nil {
+		// A timeout only: tn_call_tool_ex on this goroutine, at the plain call's speed.
+		s, err := c.blockingEx(ctx, "call "+name, &o, func(copts *C.char, id *C.uint64_t, out **C.char) C.tn_status {
+			return C.tn_go_call_tool_ex(c.handle, cname, cargs, copts, id, out)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return parseResult(s)
+	}
 	return c.callAsync(ctx, "call "+name, &o, func(copts *C.char, progress C.int, ud C.uintptr_t, id *C.uint64_t) C.tn_status {
 		return C.tn_go_call_tool_async(c.handle, cname, cargs, copts, progress, ud, id)
 	})
@@ -811,15 +896,8 @@ func tnGoCallProgress(userData C.uintptr_t, progressJSON *C.char) {
 // what names the call in a ctx error ("call NAME", "resume").
 func (c *Client) callAsync(ctx context.Context, what string, o *callOptions,
 	start func(copts *C.char, withProgress C.int, ud C.uintptr_t, id *C.uint64_t) C.tn_status) (*Result, error) {
-	var copts *C.char
-	if o.hasTimeout {
-		ms := o.timeout.Milliseconds()
-		if o.timeout > 0 && time.Duration(ms)*time.Millisecond < o.timeout {
-			ms++ // round up: a 1 µs timeout is 1 ms, not 0
-		}
-		copts = C.CString(fmt.Sprintf(`{"timeoutMs":%d}`, ms))
-		defer C.free(unsafe.Pointer(copts))
-	}
+	copts := o.optionsJSON()
+	defer C.free(unsafe.Pointer(copts))
 	a := &asyncCall{done: make(chan struct{}), progress: make(chan struct{}, 1)}
 	h := cgo.NewHandle(a)
 	withProgress := C.int(0)
@@ -946,7 +1024,11 @@ func (c *Client) Close() error {
 
 // Event is one event of a client: Type is "status" (Status "connected", "restarting" with
 // Attempt, DelayMs and Reason, or "failed" with Error), "tools" (Added, Removed, Changed: host
-// tool names) or "log" (Level, Logger, Data). JSON is the library's exact text.
+// tool names), "log" (Level, Logger, Data), "resource_updated" (URI, of a Subscribe),
+// "resources" (Added, Removed, Changed: resource uris; Templates: the templates' changes) or
+// "prompts" (Added, Removed, Changed: prompt host names); the lists are listed again before a
+// "resources" or "prompts" event, so Resources and Prompts hold the new ones. JSON is the
+// library's exact text.
 type Event struct {
 	Type     string          `json:"type"`
 	Server   string          `json:"server"`
@@ -963,7 +1045,19 @@ type Event struct {
 	Level    string          `json:"level,omitempty"`
 	Logger   string          `json:"logger,omitempty"`
 	Data     json.RawMessage `json:"data,omitempty"`
-	JSON     string          `json:"-"`
+	// "resource_updated": the uri a subscription (Subscribe) was told of.
+	URI string `json:"uri,omitempty"`
+	// "resources": the resource templates' changes (Added, Removed, Changed being the
+	// resources' uris).
+	Templates *ListChange `json:"templates,omitempty"`
+	JSON      string      `json:"-"`
+}
+
+// ListChange is what changed in a list: the keys (uris, uriTemplates) added, removed, changed.
+type ListChange struct {
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+	Changed []string `json:"changed"`
 }
 
 // eventHub is what the library's one event callback of a client feeds: the function OnEvent

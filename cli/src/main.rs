@@ -9,15 +9,22 @@
 //! toolnexus [--config FILE] skills get SERVER SKILL_URI [--json]
 //! toolnexus [--config FILE] skills read SERVER SKILL_URI FILE [--json]
 //! toolnexus [--config FILE] watch [--json]
+//! toolnexus [--config FILE] resources [--templates] [--json]
+//! toolnexus [--config FILE] read SERVER URI [-o FILE] [--json]
+//! toolnexus [--config FILE] prompts [--json]
+//! toolnexus [--config FILE] prompt NAME [key=value…] [--json]
+//! toolnexus [--config FILE] complete SERVER prompt|resource REF ARG PREFIX [key=value…]
 //! toolnexus bridge < lines.jsonl
 //! ```
 //!
 //! Exit codes: 0 success (and `watch` stopped by Ctrl-C); 1 a tool result with `isError`
 //! (call), a failed server (status) or a server whose skills could not be listed (skills); 2 a
-//! usage, config or library error, a skill refused included (the message is on stderr).
+//! usage, config or library error, a skill refused included, an unknown resource or prompt, or a
+//! binary content bound for a terminal (the message is on stderr).
 
 mod bridge;
 mod form;
+mod resources;
 mod watch;
 
 use clap::{Parser, Subcommand};
@@ -105,6 +112,65 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the resources of every connected server (server, uri, MIME type, title), or with
+    /// --templates their resource templates.
+    Resources {
+        /// List the resource templates instead.
+        #[arg(long)]
+        templates: bool,
+        /// Print the listing as the library gives it (a JSON array).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read a resource: its text contents to stdout; a binary content to FILE (-o), or raw to
+    /// stdout when stdout is not a terminal (refused on a terminal).
+    Read {
+        /// The server's name in the config.
+        server: String,
+        /// The resource's uri (see `toolnexus resources`).
+        uri: String,
+        /// Write the binary content here.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Print the whole result as JSON instead.
+        #[arg(long, conflicts_with = "output")]
+        json: bool,
+    },
+    /// List the prompts of every connected server, by host name, with their arguments
+    /// (`name=` required, `[name=]` optional).
+    Prompts {
+        /// Print the listing as the library gives it (a JSON array).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Get a prompt with its arguments and print its messages: a `[role]` line, then a text
+    /// block as text, any other block as a line of JSON.
+    Prompt {
+        /// The prompt's host name (see `toolnexus prompts`).
+        name: String,
+        /// The arguments, key=value each.
+        args: Vec<String>,
+        /// Print the whole result as JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print, one a line, the values a server completes for a prompt's or a resource
+    /// template's argument starting with PREFIX (the arguments already chosen as key=value).
+    Complete {
+        /// The server's name in the config.
+        server: String,
+        /// What is completed: `prompt` or `resource`.
+        #[arg(value_parser = ["prompt", "resource"])]
+        kind: String,
+        /// The prompt (its name or host name) or the resource template (its uriTemplate).
+        reference: String,
+        /// The argument completed.
+        argument: String,
+        /// What is typed so far (may be empty).
+        prefix: String,
+        /// The other arguments already chosen, key=value each.
+        context: Vec<String>,
+    },
     /// JSON lines on stdin, {"fn": NAME, "input": JSON, ...}, one result line each on stdout.
     Bridge,
 }
@@ -161,6 +227,31 @@ fn main() -> ExitCode {
         Command::Status { json } => with_client(&cli.config, |c| status(c, json)),
         Command::Skills { json, action } => with_client(&cli.config, |c| skills(c, json, action)),
         Command::Watch { json } => watch::run(&cli.config, json),
+        Command::Resources { templates, json } => {
+            with_client(&cli.config, |c| resources::resources(c, templates, json))
+        }
+        Command::Read {
+            server,
+            uri,
+            output,
+            json,
+        } => with_client(&cli.config, |c| {
+            resources::read(c, &server, &uri, output.as_deref(), json)
+        }),
+        Command::Prompts { json } => with_client(&cli.config, |c| resources::prompts(c, json)),
+        Command::Prompt { name, args, json } => {
+            with_client(&cli.config, |c| resources::prompt(c, &name, &args, json))
+        }
+        Command::Complete {
+            server,
+            kind,
+            reference,
+            argument,
+            prefix,
+            context,
+        } => with_client(&cli.config, |c| {
+            resources::complete(c, &server, &kind, &reference, &argument, &prefix, &context)
+        }),
     };
     match run {
         Ok(code) => code,
@@ -197,7 +288,7 @@ fn with_client(
 }
 
 /// The servers that failed, as `server `x`: why` lines (for stderr).
-fn failed_servers(client: &Client) -> Vec<String> {
+pub(crate) fn failed_servers(client: &Client) -> Vec<String> {
     let statuses: Value = serde_json::from_str(&client.statuses_json()).unwrap_or(Value::Null);
     let Some(servers) = statuses.get("servers").and_then(Value::as_object) else {
         return Vec::new();

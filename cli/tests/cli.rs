@@ -1,4 +1,4 @@
-//! The `toolnexus` command end to end: `tools`, `call` (Ctrl-C on a task prints its resume token), `resume`, `status`, `skills`, `watch` against the fixture server
+//! The `toolnexus` command end to end: `tools`, `call` (Ctrl-C on a task prints its resume token), `resume`, `status`, `skills`, `watch`, `resources`, `read`, `prompts`, `prompt`, `complete` against the fixture server
 //! (target/debug/tn-fixture-server, or $TN_FIXTURE; `cargo build --workspace` builds it), a
 //! question declined without a terminal, and `bridge` over every shared parity vector and every
 //! provider vector. The terminal form itself is tested through a pty by scripts/test-dist.sh.
@@ -742,4 +742,160 @@ fn call_interrupted_prints_the_task_token_and_resume_collects_it() {
     let _ = server.wait();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "slow task done after 4 steps\n");
+}
+
+/// A temporary directory with an mcp.json: the fixture as `fx` with `--resources` (and `args`).
+fn resources_dir(name: &str, args: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tn-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut command = vec![fixture().display().to_string(), "--resources".into()];
+    command.extend(args.iter().map(|a| a.to_string()));
+    let config = serde_json::json!({"mcpServers": {"fx": {"command": command}}});
+    std::fs::write(dir.join("mcp.json"), config.to_string()).unwrap();
+    dir
+}
+
+#[test]
+fn resources_lists_resources_and_templates_and_read_prints_or_writes_them() {
+    for (era, args) in [("legacy", &[][..]), ("modern", &["--modern"][..])] {
+        let dir = resources_dir(&format!("resources-{era}"), args);
+        let out = run(&dir, &["resources"]);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+        let first: Vec<&str> = stdout.lines().next().unwrap().split_whitespace().collect();
+        assert_eq!(first[..3], ["fx", "fx://ask", "text/plain"], "{stdout}");
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                    == ["fx", "fx://doc/1", "text/plain", "Document", "1"]),
+            "{stdout}"
+        );
+        let out = run(&dir, &["resources", "--json"]);
+        let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(listed[2]["uri"], "fx://doc/1");
+        assert_eq!(listed[2]["_meta"]["fx/note"], "first");
+        let out = run(&dir, &["resources", "--templates"]);
+        let stdout = text(&out.stdout);
+        assert!(stdout.starts_with("fx  fx://item/{id}"), "{stdout}");
+        assert_eq!(stdout.lines().count(), 2, "{stdout}");
+
+        // Text to stdout; a blob as raw bytes to a stdout that is a pipe, or to -o FILE.
+        let out = run(&dir, &["read", "fx", "fx://doc/1"]);
+        assert_eq!(text(&out.stdout), "document 1\n");
+        let out = run(&dir, &["read", "fx", "fx://bin/1"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(out.stdout, (0..=255u8).collect::<Vec<u8>>());
+        let file = dir.join("part2.png");
+        let out = run(
+            &dir,
+            &["read", "fx", "fx://multi", "-o", file.to_str().unwrap()],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "part 1\n");
+        assert!(std::fs::read(&file).unwrap().starts_with(b"\x89PNG"));
+        assert!(text(&out.stderr).contains("fx://multi/part2 (8 bytes) written to"));
+        let out = run(&dir, &["read", "fx", "fx://bin/1", "--json"]);
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["contents"][0]["mimeType"], "application/octet-stream");
+
+        let out = run(&dir, &["read", "fx", "fx://nothing"]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("fx://nothing") && err.contains("TN_ERR_NOT_FOUND"),
+            "{err}"
+        );
+        let out = run(&dir, &["read", "nope", "fx://doc/1"]);
+        assert_eq!(out.status.code(), Some(2));
+    }
+}
+
+#[test]
+fn prompts_lists_prompt_prints_the_messages_and_complete_prints_values() {
+    for (era, args) in [("legacy", &[][..]), ("modern", &["--modern"][..])] {
+        let dir = resources_dir(&format!("prompts-{era}"), args);
+        let out = run(&dir, &["prompts"]);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                    == ["fx_greet", "name=", "[lang=]", "Greets", "someone"]),
+            "{stdout}"
+        );
+        let out = run(&dir, &["prompts", "--json"]);
+        let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(listed
+            .iter()
+            .any(|p| p["name"] == "fx_code_review" && p["prompt"] == "code_review"));
+
+        let out = run(&dir, &["prompt", "fx_greet", "name=Ada", "lang=fr"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "[user]\nBonjour, Ada !\n");
+        let out = run(&dir, &["prompt", "fx_code_review", "code=a=b"]);
+        assert_eq!(text(&out.stdout), "[user]\nReview this code: a=b\n");
+        // Text blocks as text, the others as one JSON line each.
+        let out = run(&dir, &["prompt", "fx_blocks"]);
+        let lines: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
+        assert_eq!(lines.len(), 14, "{lines:?}");
+        assert_eq!(lines[0], "[user]");
+        assert_eq!(lines[2], "[assistant]");
+        let image: Value = serde_json::from_str(&lines[3]).unwrap();
+        assert_eq!(image["type"], "image");
+        let custom: Value = serde_json::from_str(&lines[13]).unwrap();
+        assert_eq!(
+            custom,
+            serde_json::json!({"type": "x-fixture", "foo": [1, 2]})
+        );
+        let out = run(&dir, &["prompt", "fx_greet", "--json", "name=Bo"]);
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["messages"][0]["content"]["text"], "Hello, Bo!");
+
+        let out = run(&dir, &["prompt", "fx_greet"]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("Missing required argument: name") && err.contains("TN_ERR_SERVER"),
+            "{err}"
+        );
+        for bad in [
+            &["prompt", "fx_greet", "name"][..],
+            &["prompt", "fx_greet", "name=a", "name=b"],
+        ] {
+            let out = run(&dir, bad);
+            assert_eq!(out.status.code(), Some(2), "{bad:?}");
+            assert!(
+                text(&out.stderr).contains("argument"),
+                "{}",
+                text(&out.stderr)
+            );
+        }
+        let out = run(&dir, &["prompt", "fx_nope"]);
+        assert_eq!(out.status.code(), Some(2));
+
+        // The server's name or the host name; the chosen arguments as context.
+        let out = run(
+            &dir,
+            &["complete", "fx", "prompt", "code_review", "language", "p"],
+        );
+        assert_eq!(text(&out.stdout), "python\n", "{}", text(&out.stderr));
+        let out = run(
+            &dir,
+            &[
+                "complete", "fx", "prompt", "fx_greet", "name", "a", "lang=fr",
+            ],
+        );
+        assert_eq!(text(&out.stdout), "Amélie\nAntoine\n");
+        let out = run(
+            &dir,
+            &["complete", "fx", "resource", "fx://item/{id}", "id", "1"],
+        );
+        assert_eq!(text(&out.stdout), "1\n10\n11\n");
+        let out = run(&dir, &["complete", "fx", "prompt", "greet", "nothing", ""]);
+        assert!(out.status.success() && out.stdout.is_empty());
+        let out = run(&dir, &["complete", "fx", "tool", "x", "y", ""]);
+        assert_eq!(out.status.code(), Some(2));
+    }
 }

@@ -5,7 +5,8 @@ pseudo-terminal (Python's pty module) and this script types the answers.
 
 The fixture's ask_form is given a schema with every kind of field the form supports (text,
 integer, number, enum, boolean, multi-select) and defaults; the result the server got back is
-checked field by field. Then Esc at the first question must decline. Prints a summary line.
+checked field by field. Then Esc at the first question must decline. `read` of a binary resource
+must be refused on the terminal. Prints a summary line.
 """
 
 import fcntl
@@ -175,7 +176,20 @@ def main():
         out = t.plain()
         assert code == 0 and "Long running operation completed" in out, out
         print("progress drawn on the terminal")
-    print("4 passed, 0 failed")
+
+        # `read` of a binary resource is refused on a terminal (issue 36), a text one printed
+        with open(os.path.join(d, "res.json"), "w") as f:
+            json.dump({"mcpServers": {"fx": {"command": [fixture, "--resources"]}}}, f)
+        t = Term([exe, "--config", "res.json", "read", "fx", "fx://bin/1"], d)
+        code = t.finish()
+        out = t.plain()
+        assert code == 2 and "fx://bin/1 is binary (application/octet-stream, 256 bytes): not written to a terminal" \
+            in out and "\x00" not in out, (code, out)
+        t = Term([exe, "--config", "res.json", "read", "fx", "fx://doc/1"], d)
+        code = t.finish()
+        assert code == 0 and "document 1" in t.plain(), t.plain()
+        print("a binary resource refused on the terminal, a text one printed")
+    print("5 passed, 0 failed")
 
 
 if __name__ == "__main__":

@@ -314,3 +314,15 @@ def test_close_inside_the_resolver_is_refused():
         assert "inline resolver" in box["msg"]
         assert not c.closed and c.call("fx_echo", {"text": "alive"}).output == "alive"
     assert c.closed
+
+
+def test_tools_for_a_provider_and_the_pure_mapping():
+    with tn.connect(config()) as c:
+        anthropic = c.tools_for("anthropic")
+        assert anthropic and all("input_schema" in t for t in anthropic)
+        assert tn.tools_to_provider(c.tools(), "openai") == c.tools_for("openai")
+        assert tn.tools_to_provider(c.tools_json(), "gemini") == c.tools_for("gemini")
+        with pytest.raises(tn.InvalidArgument):
+            c.tools_for("cohere")
+    with pytest.raises(tn.InvalidArgument):
+        tn.tools_to_provider([], "cohere")

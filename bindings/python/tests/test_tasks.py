@@ -5,6 +5,8 @@ that carries the task, which Client.resume collects without running the tool aga
 
 import asyncio
 
+import pytest
+
 import toolnexus_c as tn
 from tn_support import FIXTURE
 
@@ -32,3 +34,15 @@ def test_pending_carries_the_task_and_resume_collects_it():
         assert task["status"] == "working" and task["taskId"], r.pending
         done = c.resume(r.pending["resume"], {})
         assert (done.output, done.is_error) == ("slow task done after 1 steps", False), done
+
+
+def test_tasks_lists_a_servers_tasks_and_refuses_one_without():
+    with tn.Client(config("legacy")) as c:
+        c.call("fx_task_slow", {"ms": 50, "steps": 1})
+        listing = c.tasks("fx")
+        assert listing["server"] == "fx" and isinstance(listing["tasks"], list), listing
+    with tn.Client({"mcpServers": {"fx": {"command": [FIXTURE]}}}) as c:
+        with pytest.raises(tn.NotFound):
+            c.tasks("fx")
+        with pytest.raises(tn.NotFound):
+            c.tasks("nope")

@@ -25,12 +25,27 @@ Long-lived hosts (issue 28): `Client(config, on_event=fn)` hands fn every event 
 event thread, in order; `async for event in client.events(): …` is the asyncio form (call it in
 a coroutine; the iteration ends when the client closes). Both may be used at once.
 
+Resources, prompts and completions (issue 36): `client.resources()`, `resource_templates()`,
+`read_resource(server, uri)` (`content_bytes(content)` decodes a blob; `uri_template(t, values)`
+expands a template), `subscribe(server, uri)` / `unsubscribe`, `prompts()`, `get_prompt(name,
+{"arg": "value"})`, `complete(server, prompt_ref(name), argument, value, context)`. A read or a
+prompt takes timeout_ms, stops on Ctrl-C on the main thread like a call, and has an asyncio form
+(`read_resource_async`, `get_prompt_async`) that a cancelled task cancels. Their events:
+`{"type": "resource_updated", "server", "uri"}` for a subscribed uri;
+`{"type": "resources", "server", "added", "removed", "changed": [uri…], "templates": {"added",
+"removed", "changed": [uriTemplate…]}}` and `{"type": "prompts", "server", "added", "removed",
+"changed": [prompt host name…]}` when a server's lists change (the client lists them again
+first, so resources() and prompts() already hold the new lists). Their failures raise NotFound,
+ServerError, Timeout or Cancelled.
+
 Not the `toolnexus` package on PyPI (the pure-Python port): this one drives the Rust library.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import collections
 import concurrent.futures
 import ctypes
@@ -44,8 +59,9 @@ import traceback
 import weakref
 from typing import Any, Callable, Deque, Dict, Final, List, Optional, Set, Tuple, Union
 
-from . import _ffi, _interrupt
+from . import _ffi, _interrupt, _requests
 from ._ffi import (  # noqa: F401  (re-exported)
+    Cancelled,
     Closed,
     ConfigError,
     Internal,
@@ -54,6 +70,8 @@ from ._ffi import (  # noqa: F401  (re-exported)
     NotFound,
     Panic,
     Reentrant,
+    ServerError,
+    Timeout,
     ToolnexusError,
     library_path,
 )
@@ -63,9 +81,10 @@ __all__ = [
     "Answer", "Resolver", "JsonArg", "ProgressHandler",
     "accept", "decline", "cancel", "SUSPEND", "Suspend",
     "elicitation_to_request", "answer_to_result", "server_request_response", "sanitize_name",
+    "tools_to_provider", "uri_template", "content_bytes", "prompt_ref", "resource_ref",
     "version", "library_path",
     "ToolnexusError", "InvalidArgument", "InvalidJson", "ConfigError", "NotFound", "Closed",
-    "Reentrant", "Panic", "Internal",
+    "Reentrant", "Panic", "Internal", "ServerError", "Timeout", "Cancelled",
 ]
 
 __version__ = "0.1.0"
@@ -293,6 +312,57 @@ def sanitize_name(name: str) -> str:
     return value
 
 
+def tools_to_provider(tools: JsonArg, style: str) -> List[Dict[str, Any]]:
+    """A JSON array of tools (as Client.tools() lists them; a list, or its JSON text) in a model
+    provider's function-calling shape: style "openai", "anthropic" or "gemini"."""
+    out: List[Dict[str, Any]] = json.loads(_text(_ffi.call_out(
+        _ffi.lib().tn_tools_to_provider, _json_text(tools, "tools"), _ffi.text_arg(style, "style"))))
+    return out
+
+
+def uri_template(template: str, values: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """An RFC 6570 URI template's variables, and its expansion (levels 1-4) when values are
+    given: {"variables": [name, ...], "uri"?: str}. Values are strings, numbers, booleans, lists
+    or dicts (explode modifiers apply). For a resource template picker: fill the variables, then
+    Client.read_resource(server, result["uri"]). A malformed template raises InvalidArgument."""
+    request: Dict[str, Any] = {"template": template}
+    if values is not None:
+        request["values"] = values
+    return _json_object(_ffi.call_out(_ffi.lib().tn_uri_template, _json_text(request, "request")))
+
+
+def content_bytes(content: Dict[str, Any]) -> bytes:
+    """The bytes of one resource content (an element of read_resource()'s "contents", or an
+    embedded resource's "resource" in a prompt message): a blob's base64 decoded, a text's
+    UTF-8. Raises ValueError for anything else, or a blob that is not base64."""
+    blob = content.get("blob")
+    if isinstance(blob, str):
+        try:
+            return base64.b64decode(blob, validate=True)
+        except binascii.Error as e:
+            raise ValueError("the blob of %r is not base64: %s" % (content.get("uri"), e)) from e
+    text = content.get("text")
+    if isinstance(text, str):
+        return text.encode("utf-8")
+    raise ValueError("not a resource content (no \"text\" or \"blob\"): %r" % (content,))
+
+
+def prompt_ref(name: str) -> Dict[str, Any]:
+    """A completion ref to a prompt, by the server's name for it (a prompt's "prompt")."""
+    return {"type": "ref/prompt", "name": name}
+
+
+def resource_ref(uri: str) -> Dict[str, Any]:
+    """A completion ref to a resource template (its "uriTemplate") or a resource uri."""
+    return {"type": "ref/resource", "uri": uri}
+
+
+def _json_object(out: Optional[bytes]) -> Dict[str, Any]:
+    """An out-string the library always fills with a JSON object, parsed."""
+    value: Dict[str, Any] = json.loads(_text(out))
+    return value
+
+
 def _text(out: Optional[bytes]) -> str:
     """An out-string the library always fills, as str."""
     if out is None:
@@ -497,7 +567,9 @@ class Client:
     """A connected tn_client. Safe to use from many threads; close() (or `with`) disconnects.
 
     on_event (issue 28): called with each event (a dict) on the library's event thread, one at
-    a time; what it raises is kept in event_errors. events(): the same as an async iterator."""
+    a time; what it raises is kept in event_errors. events(): the same as an async iterator.
+    Event types: "status", "tools", "log" (docs/live-servers.md), and "resource_updated",
+    "resources", "prompts" (issue 36; see the module's docstring for their members)."""
 
     _handle: Optional[int] = None
 
@@ -618,6 +690,147 @@ class Client:
             _ffi.lib().tn_read_skill_file, self._h(), _ffi.text_arg(server, "server"),
             _ffi.text_arg(skill_uri, "skill_uri"), _ffi.text_arg(file, "file"))))
         return f
+
+    def tasks(self, server: str) -> Dict[str, Any]:
+        """Tasks (MCP 2025-11-25): {"server", "tasks": [Task, ...]}, every page of server's
+        tasks/list. A server that lists none, an unknown one, or one of the 2026-07-28 era raises
+        NotFound saying why."""
+        listing: Dict[str, Any] = json.loads(_text(_ffi.call_out(
+            _ffi.lib().tn_list_tasks, self._h(), _ffi.text_arg(server, "server"))))
+        return listing
+
+    def tools_for(self, style: str) -> List[Dict[str, Any]]:
+        """The connected tools in a model provider's function-calling shape: style "openai",
+        "anthropic" or "gemini" (another raises InvalidArgument); input schemas verbatim."""
+        tools: List[Dict[str, Any]] = json.loads(_text(_ffi.call_out(
+            _ffi.lib().tn_tools_for, self._h(), _ffi.text_arg(style, "style"))))
+        return tools
+
+    # ------------------------------------------------------------ resources (issue 36)
+
+    def resources(self) -> List[Dict[str, Any]]:
+        """Every connected server's resources, all pages, sorted by server then uri:
+        [{"server", "uri", "name", "title"?, "description"?, "mimeType"?, "size"?,
+        "annotations"?, "icons"?, "_meta"?}], each as the server listed it. A server whose
+        listing failed keeps the one held before (its status's "listErrors" says why)."""
+        listing: List[Dict[str, Any]] = json.loads(_text(_ffi.call_out(_ffi.lib().tn_list_resources, self._h())))
+        return listing
+
+    def resource_templates(self) -> List[Dict[str, Any]]:
+        """Every connected server's resource templates, sorted by server then uriTemplate:
+        [{"server", "uriTemplate", "name", ...}]. uri_template() expands one."""
+        listing: List[Dict[str, Any]] = json.loads(_text(_ffi.call_out(
+            _ffi.lib().tn_list_resource_templates, self._h())))
+        return listing
+
+    def read_resource(self, server: str, uri: str, *, timeout_ms: Optional[int] = None) -> Dict[str, Any]:
+        """Reads uri from server: {"contents": [{"uri", "mimeType"?, "text"} | {"uri",
+        "mimeType"?, "blob": base64}, ...], "_meta"?} as sent (content_bytes() decodes a blob).
+        A question the server asks on the way goes to the resolver.
+
+        Raises NotFound (unknown server or uri), ServerError (a result over maxResultBytes, or
+        another failure of the server), Timeout (no answer within timeout_ms, else the server's
+        timeout). On the main thread Ctrl-C cancels the read at the server and raises
+        KeyboardInterrupt, as for call()."""
+        h = self._h()
+        s, u = _ffi.text_arg(server, "server"), _ffi.text_arg(uri, "uri")
+        options = _timeout_options(timeout_ms)
+        lib = _ffi.lib()
+        if options is None and not self._watchable():
+            return _json_object(_ffi.call_out(lib.tn_read_resource, h, s, u))
+        return _json_object(_requests.wait(
+            h, lambda call_id: _ffi.call_out(lib.tn_read_resource_ex, h, s, u, options, call_id),
+            getattr(_in_resolver, "active", False)))
+
+    async def read_resource_async(self, server: str, uri: str, *,
+                                  timeout_ms: Optional[int] = None) -> Dict[str, Any]:
+        """The asyncio form of read_resource(): the read runs on a thread of its own without
+        blocking the event loop; cancelling the awaiting task cancels it at the server."""
+        h = self._h()
+        s, u = _ffi.text_arg(server, "server"), _ffi.text_arg(uri, "uri")
+        options = _timeout_options(timeout_ms)
+        lib = _ffi.lib()
+        return _json_object(await _requests.wait_async(
+            h, lambda call_id: _ffi.call_out(lib.tn_read_resource_ex, h, s, u, options, call_id)))
+
+    def subscribe(self, server: str, uri: str) -> None:
+        """Subscribes to uri on server (resources/subscribe; in MCP 2026-07-28 a new
+        subscriptions/listen, acknowledged before this returns). Its updates come as
+        {"type": "resource_updated", "server", "uri"} events (on_event, events()). Kept across
+        restarts. A server that offers no subscriptions raises NotFound."""
+        _ffi.call_status(_ffi.lib().tn_subscribe_resource, self._h(),
+                         _ffi.text_arg(server, "server"), _ffi.text_arg(uri, "uri"))
+
+    def unsubscribe(self, server: str, uri: str) -> None:
+        """Ends the subscription to uri on server: no resource_updated event of it comes once
+        this returns. A uri not subscribed to raises NotFound."""
+        _ffi.call_status(_ffi.lib().tn_unsubscribe_resource, self._h(),
+                         _ffi.text_arg(server, "server"), _ffi.text_arg(uri, "uri"))
+
+    # ------------------------------------------------------------ prompts and completions
+
+    def prompts(self) -> List[Dict[str, Any]]:
+        """Every connected server's prompts, sorted by host name: [{"name": host name (made as
+        tool names are, e.g. "fx_greet"), "server", "prompt": the server's name, "title"?,
+        "description"?, "arguments": [{"name", "title"?, "description"?, "required"?}]}]."""
+        listing: List[Dict[str, Any]] = json.loads(_text(_ffi.call_out(_ffi.lib().tn_list_prompts, self._h())))
+        return listing
+
+    def get_prompt(self, name: str, arguments: Optional[Union[Dict[str, str], str, bytes]] = None, *,
+                   timeout_ms: Optional[int] = None) -> Dict[str, Any]:
+        """Gets the prompt of host name `name` with arguments (a dict of strings, its JSON text,
+        or None): {"description"?, "messages": [{"role", "content": {...}}, ...]}, every content
+        block as the server sent it. A question the server asks on the way goes to the resolver.
+
+        Raises NotFound (no prompt of that name), ServerError (arguments the server refuses, a
+        missing required one, another failure), Timeout. On the main thread Ctrl-C cancels it
+        and raises KeyboardInterrupt, as for call()."""
+        h = self._h()
+        n = _ffi.text_arg(name, "name")
+        a = None if arguments is None else _json_text(arguments, "arguments")
+        options = _timeout_options(timeout_ms)
+        lib = _ffi.lib()
+        if options is None and not self._watchable():
+            return _json_object(_ffi.call_out(lib.tn_get_prompt, h, n, a))
+        return _json_object(_requests.wait(
+            h, lambda call_id: _ffi.call_out(lib.tn_get_prompt_ex, h, n, a, options, call_id),
+            getattr(_in_resolver, "active", False)))
+
+    async def get_prompt_async(self, name: str, arguments: Optional[Union[Dict[str, str], str, bytes]] = None,
+                               *, timeout_ms: Optional[int] = None) -> Dict[str, Any]:
+        """The asyncio form of get_prompt(), as read_resource_async() is of read_resource()."""
+        h = self._h()
+        n = _ffi.text_arg(name, "name")
+        a = None if arguments is None else _json_text(arguments, "arguments")
+        options = _timeout_options(timeout_ms)
+        lib = _ffi.lib()
+        return _json_object(await _requests.wait_async(
+            h, lambda call_id: _ffi.call_out(lib.tn_get_prompt_ex, h, n, a, options, call_id)))
+
+    def complete(self, server: str, ref: Dict[str, Any], argument: str, value: str,
+                 context: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+        """completion/complete on server: the values the server proposes for `argument` of ref,
+        given what is typed so far (value) and the other arguments already chosen (context, sent
+        as context.arguments). ref is {"type": "ref/prompt", "name": <the server's prompt name,
+        a prompt's "prompt">} (prompt_ref()) or {"type": "ref/resource", "uri": <a template>}
+        (resource_ref()). Returns the server's completion object, {"values": [...], "total"?,
+        "hasMore"?} ({"values": []} from a server without completions). An unknown server
+        raises NotFound; a refusal of the server ServerError."""
+        request: Dict[str, Any] = {"server": server, "ref": ref, "argument": {"name": argument, "value": value}}
+        if context is not None:
+            request["context"] = {"arguments": context}
+        return self.complete_request(request)
+
+    def complete_request(self, request: JsonArg) -> Dict[str, Any]:
+        """complete() with the library's whole request, {"server", "ref", "argument": {"name",
+        "value"}, "context"?: {"arguments": {...}}} (a dict, or its JSON text)."""
+        return _json_object(_ffi.call_out(_ffi.lib().tn_complete, self._h(), _json_text(request, "request")))
+
+    def _watchable(self) -> bool:
+        """Whether a plain request made here waits where a signal must be able to stop it: on the
+        main thread, outside a resolver (else it runs as is, as call() does)."""
+        return (threading.current_thread() is threading.main_thread()
+                and not getattr(_in_resolver, "active", False))
 
     def call(
         self,

@@ -61,6 +61,21 @@ _SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "tn_call_tool_resume_async": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, DONE, PROGRESS, c_void_p,
                                             POINTER(c_uint64)]),
     "tn_set_event_callback": (c_int32, [c_void_p, EVENT, c_void_p]),
+    "tn_list_tasks": (c_int32, [c_void_p, c_char_p, _OUT]),
+    "tn_tools_for": (c_int32, [c_void_p, c_char_p, _OUT]),
+    "tn_tools_to_provider": (c_int32, [c_char_p, c_char_p, _OUT]),
+    # Resources, prompts and completions (issue 36)
+    "tn_list_resources": (c_int32, [c_void_p, _OUT]),
+    "tn_list_resource_templates": (c_int32, [c_void_p, _OUT]),
+    "tn_read_resource": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "tn_read_resource_ex": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, POINTER(c_uint64), _OUT]),
+    "tn_subscribe_resource": (c_int32, [c_void_p, c_char_p, c_char_p]),
+    "tn_unsubscribe_resource": (c_int32, [c_void_p, c_char_p, c_char_p]),
+    "tn_list_prompts": (c_int32, [c_void_p, _OUT]),
+    "tn_get_prompt": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "tn_get_prompt_ex": (c_int32, [c_void_p, c_char_p, c_char_p, c_char_p, POINTER(c_uint64), _OUT]),
+    "tn_complete": (c_int32, [c_void_p, c_char_p, _OUT]),
+    "tn_uri_template": (c_int32, [c_char_p, _OUT]),
 }
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -151,7 +166,8 @@ class ConfigError(ToolnexusError):
 
 
 class NotFound(ToolnexusError):
-    """No tool of that name (or, for a cancel, no such call in flight)."""
+    """No tool (prompt, server, resource, subscription) of that name, or, for a cancel, no such
+    call in flight."""
 
     status = 4
     code = "TN_ERR_NOT_FOUND"
@@ -185,8 +201,32 @@ class Internal(ToolnexusError):
     code = "TN_ERR_INTERNAL"
 
 
+class ServerError(ToolnexusError):
+    """The server failed a resource, prompt or completion request: an error answer other than
+    not-found (a prompt's missing argument, say), an invalid result or one over maxResultBytes,
+    a connection that ended. The message names the server and says what it answered."""
+
+    status = 9
+    code = "TN_ERR_SERVER"
+
+
+class Timeout(ToolnexusError):
+    """No answer within the request's timeout (its timeout_ms, else the server's)."""
+
+    status = 10
+    code = "TN_ERR_TIMEOUT"
+
+
+class Cancelled(ToolnexusError):
+    """The request was cancelled (tn_call_cancel: Ctrl-C on the main thread, a cancelled task)."""
+
+    status = 11
+    code = "TN_ERR_CANCELLED"
+
+
 _BY_STATUS: Dict[int, Type[ToolnexusError]] = {
     1: InvalidArgument, 2: InvalidJson, 3: ConfigError, 4: NotFound, 5: Closed, 6: Reentrant, 7: Panic, 8: Internal,
+    9: ServerError, 10: Timeout, 11: Cancelled,
 }
 
 
@@ -239,3 +279,10 @@ def call_out(fn: Callable[..., int], *args: Any) -> Optional[bytes]:
     finally:
         if out.value:
             lib().tn_string_free(out.value)
+
+
+def call_status(fn: Callable[..., int], *args: Any) -> None:
+    """fn(*args) for a function that returns a status only; raises the typed error."""
+    status = fn(*args)
+    if status != TN_OK:
+        raise error_for(status)
