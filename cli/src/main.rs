@@ -35,6 +35,26 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use toolnexus::{Client, Error};
 
+/// `println!` for the command's output: a reader that went away (`toolnexus tools | head -1`)
+/// ends the command quietly, as a pipe's writer does, instead of a panic.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($t)*) {
+            $crate::stdout_failed(e)
+        }
+    }};
+}
+
+/// Stdout could not be written: a closed pipe exits 0 at once; anything else is exit 2.
+fn stdout_failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("toolnexus: cannot write to stdout: {e}");
+    std::process::exit(2);
+}
+
 #[derive(Parser)]
 #[command(
     name = "toolnexus",
@@ -315,20 +335,20 @@ fn tools(client: &Client, json: bool, style: Option<String>) -> Result<ExitCode,
         eprintln!("toolnexus: {line}");
     }
     if let Some(style) = style {
-        println!(
+        out!(
             "{}",
             toolnexus::pure::tools_to_provider(&client.tools_json(), &style)?
         );
         return Ok(ExitCode::SUCCESS);
     }
     if json {
-        println!("{}", client.tools_json());
+        out!("{}", client.tools_json());
         return Ok(ExitCode::SUCCESS);
     }
     let tools: Vec<Value> = serde_json::from_str(&client.tools_json())
         .map_err(|e| Fail(format!("the library listed tools that are not JSON: {e}")))?;
     if tools.is_empty() {
-        println!("(no tools)");
+        out!("(no tools)");
     }
     let width = tools
         .iter()
@@ -340,7 +360,7 @@ fn tools(client: &Client, json: bool, style: Option<String>) -> Result<ExitCode,
         let name = t.get("name").and_then(Value::as_str).unwrap_or("?");
         let desc = t.get("description").and_then(Value::as_str).unwrap_or("");
         let desc = desc.lines().next().unwrap_or("");
-        println!("{name:width$}  {desc}");
+        out!("{name:width$}  {desc}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -450,13 +470,13 @@ fn print_result(result: &str, json: bool) -> Result<ExitCode, Fail> {
     })?;
     let is_error = v.get("isError").and_then(Value::as_bool) == Some(true);
     if json {
-        println!("{result}");
+        out!("{result}");
     } else {
         let output = v.get("output").and_then(Value::as_str).unwrap_or("");
         if output.ends_with('\n') || output.is_empty() {
             print!("{output}");
         } else {
-            println!("{output}");
+            out!("{output}");
         }
     }
     Ok(if is_error {
@@ -470,7 +490,7 @@ fn status(client: &Client, json: bool) -> Result<ExitCode, Fail> {
     let text = client.statuses_json();
     let failed = !failed_servers(client).is_empty();
     if json {
-        println!("{text}");
+        out!("{text}");
     } else {
         let v: Value = serde_json::from_str(&text).map_err(|e| {
             Fail(format!(
@@ -479,10 +499,10 @@ fn status(client: &Client, json: bool) -> Result<ExitCode, Fail> {
         })?;
         let servers = v.get("servers").and_then(Value::as_object);
         if servers.is_none_or(|s| s.is_empty()) {
-            println!("(no servers in the config)");
+            out!("(no servers in the config)");
         }
         for (name, s) in servers.into_iter().flatten() {
-            println!("{}", status_line(name, s));
+            out!("{}", status_line(name, s));
         }
     }
     Ok(if failed {
@@ -536,7 +556,7 @@ fn skills(client: &Client, json: bool, action: Option<SkillsAction>) -> Result<E
         let v: Value = serde_json::from_str(text)
             .map_err(|e| Fail(format!("the library returned text that is not JSON: {e}")))?;
         if json {
-            println!("{text}");
+            out!("{text}");
         } else if let Some(t) = v.get("text").and_then(Value::as_str) {
             print!("{t}");
         } else if let Some(b) = v.get("blob").and_then(Value::as_str) {
@@ -589,7 +609,7 @@ fn skills(client: &Client, json: bool, action: Option<SkillsAction>) -> Result<E
         }
     }
     if json {
-        println!("{text}");
+        out!("{text}");
     } else {
         let rows: Vec<(&str, &str, &str)> = servers
             .into_iter()
@@ -610,13 +630,13 @@ fn skills(client: &Client, json: bool, action: Option<SkillsAction>) -> Result<E
             })
             .collect();
         if rows.is_empty() {
-            println!("(no skills)");
+            out!("(no skills)");
         }
         let (w1, w2) = rows.iter().fold((0, 0), |(a, b), r| {
             (a.max(r.0.chars().count()), b.max(r.1.chars().count()))
         });
         for (server, uri, desc) in rows {
-            println!("{server:w1$}  {uri:w2$}  {desc}");
+            out!("{server:w1$}  {uri:w2$}  {desc}");
         }
     }
     Ok(if listing_failed {

@@ -19,6 +19,11 @@ macro_rules! say {
 }
 
 fn stdout_failed(e: std::io::Error) -> Fail {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        // The reader went away (`toolnexus prompts | head -1`): done, quietly, as a pipe's
+        // writer is.
+        std::process::exit(0);
+    }
     Fail(format!("cannot write to stdout: {e}"))
 }
 
@@ -158,7 +163,12 @@ pub(crate) fn read(
         _ => {}
     }
     let mut stdout = std::io::stdout().lock();
-    let write_err = |e: std::io::Error| Fail(format!("cannot write the contents: {e}"));
+    let write_err = |e: std::io::Error| {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0); // the reader went away: done, quietly
+        }
+        Fail(format!("cannot write the contents: {e}"))
+    };
     for c in &contents {
         if let Some(b) = c.get("blob").and_then(Value::as_str) {
             let bytes = base64::engine::general_purpose::STANDARD

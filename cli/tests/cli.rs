@@ -899,3 +899,31 @@ fn prompts_lists_prompt_prints_the_messages_and_complete_prints_values() {
         assert_eq!(out.status.code(), Some(2));
     }
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    // `toolnexus tools | head -0`: stdout closed before the command writes; no panic, exit 0.
+    let dir = config_dir("pipe");
+    for args in [&["tools"][..], &["status"][..], &["resources"][..]] {
+        let mut child = Command::new(EXE)
+            .args(args)
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = text(&out.stderr);
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            out.status.code() == Some(0) || out.status.code() == Some(1),
+            "{args:?}: {:?} {err}",
+            out.status
+        );
+    }
+}
