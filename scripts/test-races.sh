@@ -82,10 +82,11 @@ build() {
 # the test's own failure and on any report (TSan's exit code 66, and the text, in case a test
 # ends itself with _exit).
 tsan() {
-  local name=$1 log out
-  log=target/test-logs/tsan-$name.log out=target/test-logs/tsan-$name.out
+  local name=$1 log out tag
+  tag=$(printf '%s' "$*" | tr -c 'a-zA-Z0-9_-' _)
+  log=target/test-logs/tsan-$tag.log out=target/test-logs/tsan-$tag.out
   mkdir -p target/test-logs
-  local opts="second_deadlock_stack=1 history_size=4"
+  local opts="second_deadlock_stack=1 history_size=4 print_suppressions=1"
   [ -s "$SUPPRESSIONS" ] && opts="$opts suppressions=$SUPPRESSIONS"
   local rc=0
   TSAN_OPTIONS="$opts ${TSAN_OPTIONS:-}" "build/c-tsan/$@" >"$out" 2>"$log" || rc=$?
@@ -98,7 +99,9 @@ tsan() {
     return 1
   fi
   [ $rc -eq 0 ] || { tail -n 40 "$log"; echo "$name under TSan: failed (exit $rc; $log)"; return 1; }
-  echo "$name under TSan: $(tail -n 1 "$out"), no report"
+  local matched
+  matched=$(sed -n 's/^ThreadSanitizer: Matched \([0-9]*\) suppressions.*/\1/p' "$log" | tail -n 1)
+  echo "$name under TSan: $(tail -n 1 "$out"), no report${matched:+ ($matched suppressed: tests/tsan/suppressions.txt)}"
 }
 
 asan() {
