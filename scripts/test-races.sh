@@ -116,6 +116,7 @@ miri() {
   # touches files, sockets or processes.
   MIRIFLAGS="-Zmiri-disable-isolation ${MIRIFLAGS:-}" \
     cargo +nightly miri test -p toolnexus-c --lib -- "${MIRI_FILTERS[@]}"
+  echo "miri: no undefined behaviour found in the tests of ${MIRI_FILTERS[*]}"
 }
 
 case "${1:-}" in
