@@ -408,7 +408,7 @@ static void *crasher(void *arg) {
   (void)arg;
   unsigned seed = 0xbb67ae85u;
   for (long i = 0; !atomic_load(&stop_crashing); i++) {
-    double until = now_s() + 0.3 + (rnd(&seed) % 400) / 1000.0;
+    double until = now_s() + (i == 0 ? 0.1 : 0.3 + (rnd(&seed) % 400) / 1000.0); /* one early */
     while (now_s() < until && !atomic_load(&stop_crashing)) sleep_us(5000);
     if (atomic_load(&stop_crashing)) break;
     char *out = NULL;
