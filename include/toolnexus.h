@@ -302,7 +302,8 @@ tn_status tn_call_cancel(tn_client *client, uint64_t call_id);
  [`tn_call_tool`](super::tn_call_tool) with options and an id (§7): `options_json` as for
  `tn_call_tool_async` (NULL, or `{"timeoutMs": n}`); `*call_id_out` (may be NULL) is
  written before the request goes out, so another thread may end the call with
- `tn_call_cancel` while this one waits (its result is then the cancelled isError). It runs
+ `tn_call_cancel` while this one waits (its result is then the cancelled isError); it is
+ stored atomically, for that thread to read with an atomic load (C11 `atomic_load`). It runs
  and is woken as `tn_call_tool` is, on this thread: a binding's main thread waits at the
  plain call's speed and can still stop on a signal (issue 30). 0 in `*call_id_out` on error.
 

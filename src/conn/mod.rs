@@ -84,6 +84,13 @@ pub(crate) struct Conn {
     watcher: OnceLock<Arc<dyn Watcher>>,
     /// MCP 2026-07-28's listens: acknowledged, replaced ([`subscriptions`]).
     pub(crate) listens: subscriptions::Listens,
+    /// Counts what was sent: a release on every send, an acquire on every line read. What a
+    /// thread did before the library sent a request or an answer happens-before what the
+    /// reader does with the lines that follow (a resolver's or event callback's call, a
+    /// call's return). The order is real, but it runs through the server process, where
+    /// neither the memory model nor ThreadSanitizer can see it: a host that sets up its
+    /// `user_data` and then calls must not meet a data race in its resolver.
+    sent: AtomicU64,
 }
 
 /// What a connection tells the layers above it beyond the answers to their requests (issue
@@ -138,6 +145,7 @@ impl Conn {
             carried: Mutex::new(HashMap::new()),
             watcher: OnceLock::new(),
             listens: subscriptions::Listens::default(),
+            sent: AtomicU64::new(0),
         })
     }
 
@@ -180,6 +188,7 @@ impl Conn {
     }
 
     fn send(&self, msg: &Outgoing<'_>) -> Result<(), String> {
+        self.sent.fetch_add(1, Ordering::Release);
         match self.transport.get() {
             Some(t) => t.send(msg),
             None => Err("no transport attached".into()),
@@ -601,6 +610,8 @@ impl Conn {
     /// server request goes to who answers them ([`ServerRequests`]); anything else is ignored.
     /// Lines that are not JSON objects are counted and skipped (§5).
     pub(crate) fn on_line_carried(self: &Arc<Self>, line: &[u8], carrier: Option<u64>) {
+        // What was done before the sends this line answers happens-before filing it (`sent`).
+        self.sent.load(Ordering::Acquire);
         match jsonrpc::line_kind(line) {
             LineKind::Response(id) => {
                 // `line_kind` validated the JSON; a line that is not UTF-8 is skipped and

@@ -7,6 +7,7 @@ use super::strings::{init_out, opt_str_arg, set_out, str_arg, to_cstring};
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Completion: called exactly once per started call, on a library thread (never a reader,
@@ -67,12 +68,25 @@ fn host_callbacks(
     Ok((on_done, on_progress))
 }
 
-/// Writes `*out` when `out` is not NULL.
+/// Writes `*out` when `out` is not NULL, as an atomic store with release ordering: another
+/// host thread may read the id while the call runs (`tn_call_tool_ex`'s contract: it reads
+/// it to cancel the call), and a plain write beside that read is a data race (C11 and Rust
+/// alike; ThreadSanitizer reports it). The host reads it with an atomic load (C11
+/// `atomic_load` on an `_Atomic uint64_t`, or `__atomic_load_n`).
 ///
 /// # Safety
-/// `out` is NULL or valid for writes.
+/// `out` is NULL or valid for writes; while this runs, other threads only read `*out`, and
+/// atomically.
 pub(super) unsafe fn put_id(out: *mut u64, id: u64) {
-    if !out.is_null() {
+    if out.is_null() {
+        return;
+    }
+    if out.align_offset(std::mem::align_of::<AtomicU64>()) == 0 {
+        // SAFETY: non-NULL, writable, aligned for an AtomicU64 (checked just above), and only
+        // accessed atomically by others meanwhile, per this function's contract.
+        unsafe { AtomicU64::from_ptr(out) }.store(id, Ordering::Release);
+    } else {
+        // A uint64_t aligned to 4 (some 32-bit ABIs) cannot be an atomic: written plainly.
         // SAFETY: non-NULL and writable per this function's contract.
         unsafe { *out = id };
     }
@@ -153,7 +167,8 @@ pub unsafe extern "C" fn tn_call_cancel(client: *mut tn_client, call_id: u64) ->
 /// [`tn_call_tool`](super::tn_call_tool) with options and an id (§7): `options_json` as for
 /// `tn_call_tool_async` (NULL, or `{"timeoutMs": n}`); `*call_id_out` (may be NULL) is
 /// written before the request goes out, so another thread may end the call with
-/// `tn_call_cancel` while this one waits (its result is then the cancelled isError). It runs
+/// `tn_call_cancel` while this one waits (its result is then the cancelled isError); it is
+/// stored atomically, for that thread to read with an atomic load (C11 `atomic_load`). It runs
 /// and is woken as `tn_call_tool` is, on this thread: a binding's main thread waits at the
 /// plain call's speed and can still stop on a signal (issue 30). 0 in `*call_id_out` on error.
 ///

@@ -52,6 +52,7 @@ typedef struct {
   tn_responder *kept;
   tn_status late_status;
   tn_status first_status;
+  int deferred_done; /* answer_later threads that finished (under lock) */
   pthread_mutex_t lock;
 } resolver_ctx;
 
@@ -82,9 +83,32 @@ static void *answer_later(void *arg) {
   j->x->first_status = st;
   /* a second answer is refused */
   j->x->late_status = tn_responder_answer(j->r, j->x->answer);
+  j->x->deferred_done++;
   pthread_mutex_unlock(&j->x->lock);
   free(j);
   return NULL;
+}
+
+/* Waits (up to 10 s) until n answer_later threads have finished: the call returns after the
+ * first answer, before that thread tries its second, so reading or changing the context
+ * before this is a data race (and x may leave scope under the thread). */
+static int wait_deferred(resolver_ctx *x, int n) {
+  int done = 0;
+  for (int i = 0; i < 1000 && !done; i++) {
+    pthread_mutex_lock(&x->lock);
+    done = x->deferred_done >= n;
+    pthread_mutex_unlock(&x->lock);
+    if (!done) sleep_ms(10);
+  }
+  return done;
+}
+
+/* The responder a DEFER_NEVER resolver kept, read under the lock it is written under. */
+static tn_responder *kept(resolver_ctx *x) {
+  pthread_mutex_lock(&x->lock);
+  tn_responder *r = x->kept;
+  pthread_mutex_unlock(&x->lock);
+  return r;
 }
 
 static int32_t resolver(void *ud, const char *request_json, tn_responder *r) {
@@ -118,7 +142,9 @@ static int32_t resolver(void *ud, const char *request_json, tn_responder *r) {
     case NO_ANSWER:
       return TN_RESOLVED;
     case DEFER_NEVER:
+      pthread_mutex_lock(&x->lock);
       x->kept = r;
+      pthread_mutex_unlock(&x->lock);
       return TN_DEFERRED;
     case REENTER: {
       char *out = NULL;
@@ -712,7 +738,7 @@ static void test_deferred_answers(void) {
   tn_client *c = connect_one("", NULL, resolver, &x);
   char *r = call(c, "fx_ask_form", NULL);
   CHECK(contains(r, "\\\"name\\\":\\\"Later\\\""), "deferred answer from another thread: %s", r);
-  sleep_ms(50);
+  CHECK(wait_deferred(&x, 1), "the answering thread finished");
   CHECK(x.first_status == TN_OK && x.late_status == TN_ERR_CLOSED, "second answer refused (%d, %d)", x.first_status, x.late_status);
   free(r);
   /* answering before returning TN_DEFERRED is fine too */
@@ -731,6 +757,51 @@ static void test_deferred_answers(void) {
   tn_disconnect(c);
 }
 
+/* What a host thread wrote before a call is seen by the resolver its question runs (on a
+ * reader thread), and what the thread answering a deferred question wrote before answering is
+ * seen by the caller once the call returns. The order runs through the server process; the
+ * library makes it a happens-before (src/conn/mod.rs, `sent`). No lock here on purpose: under
+ * ThreadSanitizer (scripts/test-races.sh) a missing edge is a report. */
+typedef struct {
+  int before_call, seen_by_resolver, before_answer, defer;
+  tn_responder *r;
+} order_ctx;
+
+static void *order_answer(void *arg) {
+  order_ctx *o = arg;
+  tn_responder *r = o->r;
+  o->before_answer = o->before_call * 10;
+  tn_responder_answer(r, "{\"ok\":true,\"data\":{\"name\":\"Ordered\"}}");
+  return NULL;
+}
+
+static int32_t order_resolver(void *ud, const char *req, tn_responder *r) {
+  order_ctx *o = ud;
+  (void)req;
+  o->seen_by_resolver = o->before_call;
+  if (!o->defer) return tn_responder_answer(r, "{\"ok\":true,\"data\":{\"name\":\"Ordered\"}}") == TN_OK ? TN_RESOLVED : 7;
+  o->r = r;
+  pthread_t t;
+  if (pthread_create(&t, NULL, order_answer, o) != 0) return 7;
+  pthread_detach(t);
+  return TN_DEFERRED;
+}
+
+static void test_host_writes_are_ordered_through_the_server(void) {
+  order_ctx o = {0};
+  tn_client *c = connect_one("", NULL, order_resolver, &o);
+  for (int i = 1; i <= 6; i++) {
+    o.before_call = i;
+    o.defer = i % 2;
+    char *r = call(c, "fx_ask_form", NULL);
+    CHECK(contains(r, "\\\"name\\\":\\\"Ordered\\\""), "%s", r);
+    CHECK(o.seen_by_resolver == i, "the resolver saw %d, not %d", o.seen_by_resolver, i);
+    if (o.defer) CHECK(o.before_answer == i * 10, "the caller saw %d, not %d", o.before_answer, i * 10);
+    free(r);
+  }
+  tn_disconnect(c);
+}
+
 static void test_resolver_time_does_not_count_against_the_call(void) {
   resolver_ctx x;
   ctx_init(&x, ANSWER_SLOW, "{\"ok\":true,\"data\":{\"name\":\"Slow\"}}");
@@ -743,6 +814,7 @@ static void test_resolver_time_does_not_count_against_the_call(void) {
   x.delay_ms = 900;
   r = call(c, "fx_ask_form", NULL);
   CHECK(contains(r, "\\\"name\\\":\\\"Slow\\\""), "deferred for 900 ms: %s", r);
+  CHECK(wait_deferred(&x, 1), "the answering thread finished");
   free(r);
   /* the pause ends with the answer: work after it is timed again */
   x.mode = ANSWER;
@@ -934,8 +1006,8 @@ static void test_disconnect_cancels_deferred_and_wakes_callers(void) {
   call_job j = {c, NULL, NULL, NULL, 0, 0};
   pthread_t t;
   pthread_create(&t, NULL, ask_thread, &j);
-  for (int i = 0; i < 200 && x.kept == NULL; i++) sleep_ms(10);
-  CHECK(x.kept != NULL, "resolver got the request");
+  for (int i = 0; i < 200 && kept(&x) == NULL; i++) sleep_ms(10);
+  CHECK(kept(&x) != NULL, "resolver got the request");
   double t0 = now_s();
   tn_disconnect(c);
   pthread_join(t, NULL);
@@ -1134,6 +1206,7 @@ int main(int argc, char **argv) {
       {"inline_accept_decline_cancel", test_inline_accept_decline_cancel},
       {"url_mode", test_url_mode},
       {"deferred_answers", test_deferred_answers},
+      {"host_writes_are_ordered_through_the_server", test_host_writes_are_ordered_through_the_server},
       {"resolver_time_does_not_count_against_the_call", test_resolver_time_does_not_count_against_the_call},
       {"elicitation_timeout_sends_cancel", test_elicitation_timeout_sends_cancel},
       {"failing_resolvers_mean_cancel", test_failing_resolvers_mean_cancel},

@@ -166,7 +166,9 @@ static int children_now(void) {
     char *rp = strrchr(buf, ')');
     int ppid = 0;
     char state = 0;
-    if (rp && sscanf(rp + 2, "%c %d", &state, &ppid) == 2 && ppid == me) n++;
+    /* A sanitizer's symbolizer (started at the first report it symbolizes, a suppressed one
+     * too) is the runtime's child, not the library's. */
+    if (rp && sscanf(rp + 2, "%c %d", &state, &ppid) == 2 && ppid == me && !strstr(buf, "(llvm-symbolizer")) n++;
   }
   if (d) closedir(d);
   return n;
@@ -780,7 +782,7 @@ static void soak(void) {
   CHECK(answered + failed == soak_total && lost == 0 && wrong == 0, "no lost call");
   CHECK(answered > soak_total * 9 / 10, "most calls answered: %ld", (long)answered);
   CHECK(chaos.kills >= 3 && chaos.toggles >= 5, "the chaos happened: %d kills, %d changes", chaos.kills, chaos.toggles);
-  CHECK(rss100 - rss20 < 4096, "memory flat: %ld → %ld KB", rss20, rss100);
+  CHECK(TN_UNDER_TSAN || rss100 - rss20 < 4096, "memory flat: %ld → %ld KB", rss20, rss100);
   CHECK(threads1 <= threads0, "no leaked thread: %d → %d", threads0, threads1);
   CHECK(kids1 == kids0, "no leaked child: %d → %d", kids0, kids1);
   CHECK(!alive(read_pid(pidfile)), "a's last child is gone");

@@ -162,7 +162,7 @@ static void test_soak(void) {
   CHECK(atomic_load(&ask_ok) > (long)(issued / 50) * 7 / 10, "elicitations answered: %ld", atomic_load(&ask_ok));
   CHECK(contains(st, "\"s6\":{\"status\":\"failed\"") && contains(st, "\"s7\":{\"status\":\"failed\"") &&
             contains(st, "\"s5\":{\"status\":\"connected\""), "statuses: %s", st);
-  CHECK(rss_late - rss_early < 16 * 1024, "RSS flat: grew %ld KB", rss_late - rss_early);
+  CHECK(TN_UNDER_TSAN || rss_late - rss_early < 16 * 1024, "RSS flat: grew %ld KB", rss_late - rss_early);
   CHECK(end_threads == base_threads, "threads back to baseline: %ld vs %ld", end_threads, base_threads);
   if (end_threads != base_threads) thread_names("after disconnect");
   free(st);

@@ -419,9 +419,12 @@ mod tests {
             err(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n")
                 .contains("two different")
         );
-        let mut long = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
-        long.resize(MAX_HEAD + 1, b'a');
-        assert!(err(&long).contains("longer than 64 KiB"));
+        // 64 KiB read byte by byte takes Miri minutes; the cap is one comparison.
+        if !cfg!(miri) {
+            let mut long = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
+            long.resize(MAX_HEAD + 1, b'a');
+            assert!(err(&long).contains("longer than 64 KiB"));
+        }
         let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
         for i in 0..=MAX_HEADERS {
             many.extend_from_slice(format!("X-{i}: y\r\n").as_bytes());

@@ -664,6 +664,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "sockets")]
     fn idle_connections_expire() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/mcp", l.local_addr().unwrap());
@@ -681,6 +682,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "sockets")]
     fn a_cancel_ends_a_connect_that_hangs() {
         // A listener whose accept queue is full: a new connect's SYN goes unanswered.
         let l = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
