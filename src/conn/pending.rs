@@ -1,0 +1,280 @@
+//! The pending-call map of one connection: a request sent and waited for (its idle and total
+//! bounds, progress restarting the idle one, the clock that stands still while the host is
+//! asked), its waiter woken with the reply by the reader directly, every waiter failed at once
+//! when the connection ends (§3), a cancel (§7).
+
+use super::{Conn, Limits, PauseClock, ProgressSink, Reply, Req, RequestError};
+use crate::json::rpc as jsonrpc;
+use crate::transport::{OutKind, Outgoing};
+use crate::util::lock;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+/// How often a request whose timeout is not armed yet looks again ([`Req::armed`]).
+const ARMED_LOOK: Duration = Duration::from_millis(5);
+
+pub(super) struct Waiter {
+    pub(super) reply: Mutex<Option<Reply>>,
+    pub(super) thread: Thread,
+    /// `notifications/progress` params for this request (`progressToken` left out), in
+    /// arrival order, for the caller to hand on.
+    pub(super) progress: Mutex<Vec<String>>,
+    /// The active time (of `clock`, in ns) of the last progress notification: it restarts the
+    /// idle timeout (§7).
+    pub(super) last_progress: AtomicU64,
+    /// This call's own timer when only the call whose stream carried an elicitation pauses
+    /// (HTTP); None: the connection's clock (stdio: every call pauses).
+    pub(super) clock: Option<Arc<PauseClock>>,
+    /// The server asked for input during this call while no resolver is registered (§4
+    /// "Capability"); set by the reader before it files the response, read once after it.
+    pub(super) asked_without_resolver: AtomicBool,
+}
+
+impl Waiter {
+    fn complete(&self, r: Reply) {
+        *lock(&self.reply) = Some(r);
+        self.thread.unpark();
+    }
+}
+
+pub(super) struct Pending {
+    pub(super) waiters: HashMap<u64, Arc<Waiter>>,
+    /// progressToken → the request it belongs to (the current round's).
+    pub(super) progress_routes: HashMap<u64, u64>,
+    /// Progress of a task's call between its polls (issue 29): token -> notes held until the
+    /// waiting call takes them.
+    pub(super) held_progress: HashMap<u64, Vec<String>>,
+    /// Set once; every later request fails at once with it.
+    pub(super) dead: Option<RequestError>,
+}
+
+impl Conn {
+    /// Sends a request and waits for its answer within `limits` of active (unpaused) time;
+    /// also says whether the server asked for input during it while no resolver is registered
+    /// (§4 "Capability": the call's output then says so). With a `progress_token`, the
+    /// server's progress notifications for it restart the idle timeout and go to `sink`, on
+    /// this thread (§7). `started` learns the request id before the request is sent.
+    pub(crate) fn request(&self, r: &Req<'_>) -> (Reply, bool) {
+        let Req {
+            method,
+            params_json,
+            limits,
+            progress_token,
+            sink,
+            started,
+            routing,
+            armed,
+        } = *r;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        // Each call its own pause clock where only the asking call pauses (streamable HTTP),
+        // else the connection's, which every call on it shares (stdio, legacy SSE, §4).
+        let clock = self
+            .transport
+            .get()
+            .is_some_and(|t| t.clock_per_call())
+            .then(|| Arc::new(PauseClock::default()));
+        let waiter = Arc::new(Waiter {
+            reply: Mutex::new(None),
+            thread: std::thread::current(),
+            progress: Mutex::new(Vec::new()),
+            last_progress: AtomicU64::new(0),
+            clock,
+            asked_without_resolver: AtomicBool::new(false),
+        });
+        {
+            let mut p = lock(&self.pending);
+            if let Some(d) = &p.dead {
+                return (Err(d.clone()), false);
+            }
+            p.waiters.insert(id, waiter.clone());
+            if let Some(t) = progress_token {
+                p.progress_routes.insert(t, id);
+            }
+        }
+        started(id);
+        if let Some(r) = lock(&waiter.reply).take() {
+            // Ended before it went out (a cancel that came first): nothing is sent (§7).
+            if let Some(t) = progress_token {
+                lock(&self.pending).progress_routes.remove(&t);
+            }
+            return (r, false);
+        }
+        let text = jsonrpc::request_text(id, method, params_json);
+        // The timeout counts from here: writing the request is part of it (the HTTP direct
+        // path writes on this thread, bounded by the same timeout).
+        let start = waiter.clock.as_deref().unwrap_or(&self.pause).active();
+        let sent = self.send(&Outgoing {
+            text: &text,
+            kind: OutKind::Request { id, method },
+            routing,
+            timeout: Some(limits.idle.min(limits.total)),
+        });
+        let reply = match sent {
+            Err(e) => {
+                lock(&self.pending).waiters.remove(&id);
+                Err(self.send_failed(method, &e))
+            }
+            Ok(()) => self.wait(id, &waiter, limits, sink, armed, start),
+        };
+        if let Some(t) = progress_token {
+            let mut p = lock(&self.pending);
+            if p.progress_routes.get(&t) == Some(&id) {
+                p.progress_routes.remove(&t);
+            }
+        }
+        (reply, waiter.asked_without_resolver.load(Ordering::Acquire))
+    }
+
+    /// [`Conn::request`] for the `result` as a JSON value (a JSON-RPC error is `Rpc`), within
+    /// one phase timeout and without progress.
+    pub(crate) fn request_value(
+        &self,
+        method: &str,
+        params_json: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Value, RequestError> {
+        let line = self.request(&Req::plain(method, params_json, timeout)).0?;
+        jsonrpc::result_value(&line).map_err(RequestError::Rpc)
+    }
+
+    pub(super) fn wait(
+        &self,
+        id: u64,
+        waiter: &Waiter,
+        limits: Limits,
+        sink: ProgressSink<'_>,
+        mut armed: Option<&dyn Fn() -> bool>,
+        start: Duration,
+    ) -> Reply {
+        let clock: &PauseClock = waiter.clock.as_deref().unwrap_or(&self.pause);
+        // The idle clock's start: now, or once `armed` first says true.
+        let mut idle_from = start;
+        loop {
+            if let Some(a) = armed {
+                if a() {
+                    armed = None;
+                }
+                idle_from = clock.active();
+            }
+            // The reply first, then the progress: the reader filed every progress notification
+            // before the response, so none is left behind (progress never follows done, §7).
+            let reply = lock(&waiter.reply).take();
+            let notes = std::mem::take(&mut *lock(&waiter.progress));
+            if let Some(sink) = sink {
+                for n in &notes {
+                    sink(n);
+                }
+            }
+            if let Some(r) = reply {
+                return r;
+            }
+            let now = clock.active();
+            let total = now.saturating_sub(start);
+            let last = Duration::from_nanos(waiter.last_progress.load(Ordering::Acquire));
+            let idle = now.saturating_sub(idle_from.max(last));
+            if idle >= limits.idle || total >= limits.total {
+                let removed = lock(&self.pending).waiters.remove(&id).is_some();
+                if removed {
+                    if let Some(t) = self.transport.get() {
+                        t.abandon(id);
+                    }
+                    return Err(if idle >= limits.idle {
+                        RequestError::Timeout(id)
+                    } else {
+                        RequestError::TimedOutTotal(id)
+                    });
+                }
+                // Completed concurrently: the reply is (about to be) in the slot.
+                continue;
+            }
+            // At least 5 ms: while the clock is paused (the host is being asked) the remaining
+            // time stands still, and a tiny one would spin.
+            let mut left = (limits.idle - idle)
+                .min(limits.total - total)
+                .max(Duration::from_millis(5));
+            if armed.is_some() {
+                left = left.min(ARMED_LOOK);
+            }
+            // The HTTP direct path reads the reply here, on the caller's thread (issue 18).
+            if self.transport.get().is_some_and(|t| t.drive(id, left)) {
+                continue;
+            }
+            std::thread::park_timeout(left);
+        }
+    }
+
+    /// A write failed (a dead child's stdin): the reader is about to report why the server went
+    /// away (exit status, stderr tail), which says more than `EPIPE`; wait briefly for it, else
+    /// fail the connection with the write error, since nothing can reach the server any more.
+    pub(super) fn send_failed(&self, method: &str, error: &str) -> RequestError {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < deadline {
+            if let Some(d) = self.death() {
+                return d;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.fail(RequestError::Lost(format!(
+            "cannot send `{method}`: {error}"
+        )));
+        self.death().unwrap_or(RequestError::Closed)
+    }
+
+    /// Fails every pending call and every later one with `why` (first failure wins).
+    pub(crate) fn fail(&self, why: RequestError) {
+        let (waiters, first): (Vec<(u64, Arc<Waiter>)>, bool) = {
+            let mut p = lock(&self.pending);
+            let first = p.dead.is_none();
+            if first {
+                p.dead = Some(why);
+            }
+            self.dead_flag.store(true, Ordering::Release);
+            (p.waiters.drain().collect(), first)
+        };
+        let why = self.death().unwrap_or(RequestError::Closed);
+        for (id, w) in waiters {
+            self.finish(id, &w, Err(why.clone()));
+        }
+        // After the callers woke (§3: calls in flight fail at once), the watcher may restart.
+        if first && why != RequestError::Closed {
+            if let Some(w) = self.watcher.get() {
+                w.failed(self, &why);
+            }
+        }
+    }
+
+    /// Completes request `id`'s waiter; from another thread than its caller's, the transport
+    /// also stops that caller reading the request's reply (the HTTP direct path).
+    pub(super) fn finish(&self, id: u64, w: &Waiter, r: Reply) {
+        w.complete(r);
+        if w.thread.id() != std::thread::current().id() {
+            if let Some(t) = self.transport.get() {
+                t.interrupt(id);
+            }
+        }
+    }
+
+    /// Fails one pending request (its transport could not deliver it or its answer).
+    pub(crate) fn fail_request(&self, id: u64, why: RequestError) {
+        let waiter = lock(&self.pending).waiters.remove(&id);
+        if let Some(w) = waiter {
+            self.finish(id, &w, Err(why));
+        }
+    }
+
+    /// Ends a request in flight as cancelled by the host (§7); false when it is not in flight.
+    pub(crate) fn cancel_request(&self, id: u64) -> bool {
+        let waiter = lock(&self.pending).waiters.remove(&id);
+        match waiter {
+            Some(w) => {
+                self.finish(id, &w, Err(RequestError::Cancelled));
+                true
+            }
+            None => false,
+        }
+    }
+}
