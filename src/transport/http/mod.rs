@@ -154,7 +154,7 @@ impl Transport for HttpTransport {
             t.abort();
         }
         if let Some(d) = &self.direct {
-            d.end(id);
+            d.inflight.end(id);
         }
     }
 
@@ -164,7 +164,7 @@ impl Transport for HttpTransport {
 
     fn interrupt(&self, id: u64) {
         if let Some(d) = &self.direct {
-            d.end(id);
+            d.inflight.end(id);
         }
     }
 

@@ -12,55 +12,26 @@
 //! elsewhere (cancelled, timed out, disconnected) is not written at all.
 
 pub(crate) mod body;
+mod exchange;
 pub(crate) mod head;
+mod inflight;
 pub(crate) mod pool;
 mod read;
+mod socket;
 
-use super::protocol::{self, Post};
+use super::protocol::Post;
 use super::state::{HttpTransport, Mode};
 use crate::request::RequestError;
 use crate::util::lock;
-use head::{Head, HeadReader};
-use pool::{DirectPool, OpenError, Sock, WriteFailed};
+use exchange::Exchange;
+use pool::DirectPool;
+use socket::{OpenError, Sock, WriteFailed};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 /// How long the async path takes a server's requests after a connection to it could not be
 /// opened.
 const PAUSE_AFTER_CONNECT_FAILURE: Duration = Duration::from_secs(5);
-
-/// One request on the direct path, from its write to the end of its reply.
-pub(super) struct Exchange {
-    pub(super) sock: Sock,
-    pub(super) buf: Vec<u8>,
-    /// Takes the head (and the interim heads before it) from `buf`.
-    pub(super) heads: HeadReader,
-    pub(super) head: Option<Head>,
-    /// The body's framing (length, chunked, until close).
-    pub(super) framing: Option<body::Body>,
-    /// The body read into messages, as the async client reads it ([`protocol::Body`]).
-    pub(super) reply: Option<protocol::Body>,
-    /// Decoded body bytes, between the framing and the reading.
-    pub(super) decoded: Vec<u8>,
-    /// What the async path needs to take over.
-    pub(super) post: Post,
-    pub(super) modern: bool,
-    /// The session the request was sent on, and whether it had one (a 404 then means the
-    /// session expired, §5).
-    pub(super) generation: u64,
-    pub(super) had_session: bool,
-    /// The token generation the request carried (§8).
-    pub(super) sent_with: u64,
-    /// A 401/403's challenge and DPoP nonce, once its body is in (authorization runs then, §8).
-    pub(super) denied: Option<(Option<String>, Option<String>)>,
-}
-
-impl Exchange {
-    /// The response to the request has arrived.
-    pub(super) fn answered(&self) -> bool {
-        self.reply.as_ref().is_some_and(|r| r.answered)
-    }
-}
 
 /// How a step of reading ended.
 pub(super) enum Step {
@@ -150,12 +121,12 @@ impl HttpTransport {
         };
         let id = out.id;
         if let Some(id) = id {
-            if !d.claim(id) {
+            if !d.inflight.claim(id) {
                 return Err(out); // closing: the async path says so
             }
             // A cancel that came before the claim found nothing to end: nothing is sent (§7).
             if !self.inbound.upgrade().is_some_and(|c| c.is_pending(id)) {
-                d.forget(id);
+                d.inflight.forget(id);
                 return Ok(());
             }
         }
@@ -164,7 +135,7 @@ impl HttpTransport {
             Ok(b) => b,
             Err(e) => {
                 if let Some(id) = id {
-                    d.forget(id);
+                    d.inflight.forget(id);
                     if let Some(c) = self.inbound.upgrade() {
                         c.fail_one(id, e);
                     }
@@ -184,7 +155,7 @@ impl HttpTransport {
                 } else {
                     d.pause(PAUSE_AFTER_CONNECT_FAILURE);
                 }
-                if id.is_some_and(|id| d.forget(id)) {
+                if id.is_some_and(|id| d.inflight.forget(id)) {
                     return Ok(()); // ended meanwhile (a cancel): not handed over
                 }
                 return Err(out);
@@ -193,7 +164,7 @@ impl HttpTransport {
                 // Ended before it went out (nothing is sent, §7), or it timed out or broke:
                 // never sent again.
                 let Some(id) = id else { return Ok(()) };
-                if d.forget(id) {
+                if d.inflight.forget(id) {
                     return Ok(());
                 }
                 let why = match unsent {
@@ -228,7 +199,7 @@ impl HttpTransport {
         match id {
             Some(id) => {
                 let tcp = ex.sock.tcp.clone();
-                d.release(id, &tcp, Box::new(ex));
+                d.inflight.release(id, &tcp, Box::new(ex));
             }
             None => self.finish_unanswered(d, ex, ordered),
         }
@@ -273,7 +244,7 @@ impl HttpTransport {
         deadline: Instant,
     ) -> Result<Sock, Unsent> {
         let broken = |f: WriteFailed| {
-            if d.ended(id) {
+            if d.inflight.ended(id) {
                 Unsent::Ended
             } else if f.timed_out() {
                 Unsent::TimedOut
@@ -282,12 +253,12 @@ impl HttpTransport {
             }
         };
         if let Some(mut s) = d.take_idle() {
-            if id.is_some_and(|id| !d.attach(id, &s.tcp)) {
+            if id.is_some_and(|id| !d.inflight.attach(id, &s.tcp)) {
                 return Err(Unsent::Ended);
             }
             match s.write_all(bytes, deadline) {
                 Ok(()) => return Ok(s),
-                Err(f) if !f.sent_any && !f.timed_out() && !d.ended(id) => {}
+                Err(f) if !f.sent_any && !f.timed_out() && !d.inflight.ended(id) => {}
                 Err(f) => return Err(broken(f)),
             }
         }
@@ -299,7 +270,7 @@ impl HttpTransport {
         match s.write_all(bytes, deadline) {
             Ok(()) => Ok(s),
             // Refused before anything went out: as a connection that could not be opened.
-            Err(f) if !f.sent_any && !f.timed_out() && !d.ended(id) => {
+            Err(f) if !f.sent_any && !f.timed_out() && !d.inflight.ended(id) => {
                 Err(Unsent::Failed { tls: false })
             }
             Err(f) => Err(broken(f)),
@@ -312,7 +283,7 @@ impl HttpTransport {
         let Some(d) = self.direct.as_ref() else {
             return false;
         };
-        let Some(taken) = d.take_parked::<Exchange>(id) else {
+        let Some(taken) = d.inflight.take_parked(id) else {
             return false;
         };
         let Some(mut ex) = taken else {
@@ -321,17 +292,17 @@ impl HttpTransport {
         let step = self.read_on(&mut ex, id, left);
         match step {
             Step::Done { reuse } => {
-                if !d.forget(id) && reuse {
+                if !d.inflight.forget(id) && reuse {
                     d.put_idle(ex.sock);
                 }
             }
             Step::Handoff => {
-                if !d.forget(id) {
+                if !d.inflight.forget(id) {
                     self.spawn_deliver(ex.post);
                 }
             }
             Step::Resume => {
-                if !d.forget(id) {
+                if !d.inflight.forget(id) {
                     let (last_id, retry) = ex
                         .reply
                         .take()
@@ -340,7 +311,7 @@ impl HttpTransport {
                 }
             }
             Step::Fail(e) => {
-                if !d.forget(id) {
+                if !d.inflight.forget(id) {
                     if let Some(c) = self.inbound.upgrade() {
                         c.fail_one(id, e);
                     }
@@ -348,11 +319,11 @@ impl HttpTransport {
             }
             // Answered, and the stream goes on past the tail: the connection is not kept.
             Step::Filed | Step::More if ex.answered() => {
-                d.forget(id);
+                d.inflight.forget(id);
             }
             Step::Filed | Step::More => {
                 let tcp = ex.sock.tcp.clone();
-                d.release(id, &tcp, ex);
+                d.inflight.release(id, &tcp, ex);
             }
         }
         true

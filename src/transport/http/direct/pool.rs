@@ -6,311 +6,15 @@
 //! deadline, and a cancel interrupts each; every socket write goes through
 //! [`crate::sys::net::send`], which cannot raise SIGPIPE.
 
+use super::inflight::InFlight;
+use super::socket::{OpenError, Sock, SLICE};
 use crate::sys::net;
 use crate::util::lock;
 use rustls::pki_types::ServerName;
-use std::any::Any;
-use std::collections::{HashMap, HashSet};
-use std::io::{self, ErrorKind, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::io::ErrorKind;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// How often a wait that a cancel cannot wake by shutting a socket down (name resolution, a
-/// connect on platforms where a shutdown does not wake it) looks whether the request ended.
-const SLICE: Duration = Duration::from_millis(50);
-
-/// One connection to the server.
-pub(crate) struct Sock {
-    /// The TCP socket: timeouts are set and shutdowns done through it, from any thread.
-    pub(crate) tcp: Arc<TcpStream>,
-    tls: Option<Box<rustls::ClientConnection>>,
-    /// The receive timeout last set on the socket.
-    timeout: Option<Duration>,
-    /// When it was put in the pool.
-    idle_since: Instant,
-}
-
-/// A write that did not finish.
-#[derive(Debug)]
-pub(crate) struct WriteFailed {
-    pub(crate) error: io::Error,
-    /// Some byte went out on the socket: the server may have read part of the request, so it is
-    /// never sent again (§6: a `tools/call` is never re-sent).
-    pub(crate) sent_any: bool,
-}
-
-impl WriteFailed {
-    pub(crate) fn timed_out(&self) -> bool {
-        self.error.kind() == ErrorKind::TimedOut
-    }
-}
-
-/// The socket as rustls writes to it: every send through [`net::send`] (never a plain `writev`:
-/// no SIGPIPE), a full send buffer waited on until `deadline`. `write_vectored` is left to its
-/// default, which sends the first buffer.
-struct Out<'a> {
-    tcp: &'a TcpStream,
-    deadline: Instant,
-    sent: &'a mut usize,
-}
-
-impl Write for Out<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        send_some(self.tcp, buf, self.deadline, self.sent)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Sends some of `buf` (at least one byte unless it is empty), waiting while the send buffer is
-/// full, at most until `deadline`.
-fn send_some(
-    tcp: &TcpStream,
-    buf: &[u8],
-    deadline: Instant,
-    sent: &mut usize,
-) -> io::Result<usize> {
-    loop {
-        match net::send(tcp, buf) {
-            Ok(n) => {
-                *sent += n;
-                return Ok(n);
-            }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Err(io::Error::new(
-                        ErrorKind::TimedOut,
-                        "the server did not take the request within the call's timeout",
-                    ));
-                }
-                net::wait(tcp, true, left)?;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// The socket as rustls reads from it (one read, bounded by the socket's receive timeout).
-struct In<'a>(&'a TcpStream);
-
-impl Read for In<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        (&*self.0).read(buf)
-    }
-}
-
-impl Sock {
-    /// Bounds the next reads by about `left`: the socket option is changed only when the
-    /// current one would overshoot `left` by more than a millisecond, or is far shorter (so
-    /// most reads cost no extra system call; a read that returns early is simply repeated).
-    pub(crate) fn read_timeout(&mut self, left: Duration) {
-        let keep = self
-            .timeout
-            .is_some_and(|cur| cur <= left + Duration::from_millis(1) && cur * 2 >= left);
-        if !keep && self.tcp.set_read_timeout(Some(left)).is_ok() {
-            self.timeout = Some(left);
-        }
-    }
-
-    /// Reads some of the reply: one read on the socket (bounded by [`Sock::read_timeout`]);
-    /// over TLS, `WouldBlock` when the records that came hold no application data yet, so a
-    /// server trickling records cannot keep one read going past the caller's deadline.
-    pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let Some(c) = self.tls.as_mut() else {
-            return (&*self.tcp).read(buf);
-        };
-        if let Some(n) = plaintext(c, buf)? {
-            return Ok(n);
-        }
-        let eof = c.read_tls(&mut In(&self.tcp))? == 0;
-        let processed = c.process_new_packets();
-        // An alert or a key update rustls wants to send goes out (bounded, no SIGPIPE).
-        let deadline = Instant::now() + self.timeout.unwrap_or(Duration::from_secs(1));
-        let mut sent = 0;
-        while c.wants_write() {
-            if c.write_tls(&mut Out {
-                tcp: &self.tcp,
-                deadline,
-                sent: &mut sent,
-            })
-            .is_err()
-            {
-                break;
-            }
-        }
-        processed.map_err(|e| io::Error::new(ErrorKind::InvalidData, e))?;
-        match plaintext(c, buf)? {
-            Some(n) => Ok(n),
-            None if eof => Ok(0),
-            None => Err(ErrorKind::WouldBlock.into()),
-        }
-    }
-
-    /// Whether an idle connection is still usable: nothing waiting (or, for TLS, only records
-    /// that leave it open, such as a session ticket).
-    fn still_open(&mut self) -> bool {
-        if let Some(c) = self.tls.as_mut() {
-            // Plaintext rustls decrypted past the last reply, or a close_notify it processed,
-            // is invisible to the socket: such a connection is not reused.
-            if !matches!(plaintext(c, &mut [0u8; 1]), Ok(None)) {
-                return false;
-            }
-        }
-        match net::peek_idle(&self.tcp) {
-            net::Idle::Quiet => true,
-            net::Idle::Closed => false,
-            net::Idle::Data => {
-                let Some(c) = self.tls.as_mut() else {
-                    return false; // plain HTTP: bytes nobody asked for
-                };
-                if self.tcp.set_nonblocking(true).is_err() {
-                    return false;
-                }
-                let mut open = false;
-                loop {
-                    match c.read_tls(&mut In(&self.tcp)) {
-                        Ok(0) => break,
-                        Ok(_) => {
-                            if c.process_new_packets().is_err() {
-                                break;
-                            }
-                            let mut byte = [0u8; 1];
-                            if !matches!(plaintext(c, &mut byte), Ok(None)) {
-                                break; // application data nobody asked for, or a close
-                            }
-                        }
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                            open = true;
-                            break;
-                        }
-                        Err(_) => break,
-                    }
-                }
-                self.tcp.set_nonblocking(false).is_ok() && open
-            }
-        }
-    }
-
-    /// Completes the TLS handshake (once, on a new connection) by `deadline`.
-    fn handshake(&mut self, deadline: Instant) -> io::Result<()> {
-        let Some(c) = self.tls.as_mut() else {
-            return Ok(());
-        };
-        let mut sent = 0;
-        loop {
-            while c.wants_write() {
-                c.write_tls(&mut Out {
-                    tcp: &self.tcp,
-                    deadline,
-                    sent: &mut sent,
-                })?;
-            }
-            if !c.is_handshaking() {
-                return Ok(());
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(io::Error::new(
-                    ErrorKind::TimedOut,
-                    "the TLS handshake did not finish within the call's timeout",
-                ));
-            }
-            if !net::wait(&self.tcp, false, left)? {
-                continue;
-            }
-            match c.read_tls(&mut In(&self.tcp)) {
-                Ok(0) => {
-                    return Err(io::Error::new(
-                        ErrorKind::UnexpectedEof,
-                        "the server closed the connection during the TLS handshake",
-                    ))
-                }
-                Ok(_) => {}
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
-                    continue
-                }
-                Err(e) => return Err(e),
-            }
-            if let Err(e) = c.process_new_packets() {
-                // The alert telling the server why, then the error.
-                let _ = c.write_tls(&mut Out {
-                    tcp: &self.tcp,
-                    deadline,
-                    sent: &mut sent,
-                });
-                return Err(io::Error::new(ErrorKind::InvalidData, e));
-            }
-        }
-    }
-
-    /// Writes all of `bytes` by `deadline` (a shutdown from another thread ends it at once).
-    pub(crate) fn write_all(&mut self, bytes: &[u8], deadline: Instant) -> Result<(), WriteFailed> {
-        let mut sent = 0;
-        let r = self.write_inner(bytes, deadline, &mut sent);
-        r.map_err(|error| WriteFailed {
-            error,
-            sent_any: sent > 0,
-        })
-    }
-
-    fn write_inner(
-        &mut self,
-        mut bytes: &[u8],
-        deadline: Instant,
-        sent: &mut usize,
-    ) -> io::Result<()> {
-        let tcp = &*self.tcp;
-        let Some(c) = self.tls.as_mut() else {
-            while !bytes.is_empty() {
-                let n = send_some(tcp, bytes, deadline, sent)?;
-                bytes = &bytes[n..];
-            }
-            return Ok(());
-        };
-        loop {
-            // rustls takes what fits its buffer; the records it made go out before more.
-            let n = c.writer().write(bytes)?;
-            bytes = &bytes[n..];
-            while c.wants_write() {
-                c.write_tls(&mut Out {
-                    tcp,
-                    deadline,
-                    sent,
-                })?;
-            }
-            if bytes.is_empty() {
-                return Ok(());
-            }
-        }
-    }
-}
-
-/// Application data rustls has decrypted: Some(n) (0 at a clean close), None when there is
-/// none yet.
-fn plaintext(c: &mut rustls::ClientConnection, buf: &mut [u8]) -> io::Result<Option<usize>> {
-    match c.reader().read(buf) {
-        Ok(n) => Ok(Some(n)),
-        Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(None),
-        // A peer that closes without close_notify ends the stream all the same (a
-        // close-delimited body is judged by what arrived).
-        Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(Some(0)),
-        Err(e) => Err(e),
-    }
-}
-
-/// Why no connection was opened.
-pub(crate) enum OpenError {
-    /// The request ended elsewhere (or the transport is closing).
-    Ended,
-    /// The request's deadline passed.
-    TimedOut,
-    /// It could not be opened; `tls` when TLS failed.
-    Failed { tls: bool },
-}
 
 /// Idle connections kept per server at most.
 const MAX_IDLE: usize = 32;
@@ -329,31 +33,14 @@ pub(crate) struct DirectPool {
     /// How long an idle connection is kept (`poolIdleTimeoutMs`): a server's own idle timeout
     /// closing it just as a request is written is the one race a reuse cannot see coming.
     idle_timeout: Duration,
-    table: Mutex<Table>,
+    /// Which requests' replies are being read, by which thread.
+    pub(crate) inflight: InFlight,
     /// Cleared after a TLS failure or a redirect: the async path keeps the server from then on.
     on: std::sync::atomic::AtomicBool,
     /// After a connection was refused, the async path takes the requests for a while (it tries
     /// and reports in its words). A connect that times out fails its own request only: each
     /// call waits at most its own timeout.
     paused_until: Mutex<Option<std::time::Instant>>,
-}
-
-/// What the direct client parks between its reads of a request's reply (its `Exchange`),
-/// with the socket it reads: kept here without this file knowing what else it holds.
-type ParkedExchange = (Arc<TcpStream>, Box<dyn Any + Send>);
-
-/// Requests whose reply is being read, and which of them are in a thread's hands.
-#[derive(Default)]
-pub(crate) struct Table {
-    /// Written, waiting for their caller to read on.
-    parked: HashMap<u64, ParkedExchange>,
-    /// In some thread's hands (being connected, written or read): the socket once there is one,
-    /// to shut down when the request ends elsewhere (cancelled, failed, answered elsewhere).
-    busy: HashMap<u64, Option<Arc<TcpStream>>>,
-    /// Ended elsewhere while busy: the thread stops and drops it.
-    ended: HashSet<u64>,
-    /// Disconnecting: nothing is pooled or started any more.
-    closed: bool,
 }
 
 impl DirectPool {
@@ -403,16 +90,10 @@ impl DirectPool {
             tls,
             idle: Mutex::new(Vec::new()),
             idle_timeout,
-            table: Mutex::new(Table::default()),
+            inflight: InFlight::default(),
             on: std::sync::atomic::AtomicBool::new(true),
             paused_until: Mutex::new(None),
         })
-    }
-
-    /// Whether request `id` ended elsewhere (or the transport is closing).
-    pub(crate) fn ended(&self, id: Option<u64>) -> bool {
-        let t = lock(&self.table);
-        t.closed || id.is_some_and(|id| t.ended.contains(&id))
     }
 
     /// A new connection for request `id` (None: an answer or notification of ours), resolved,
@@ -461,7 +142,7 @@ impl DirectPool {
                     return Err(OpenError::Failed { tls: false })
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    if self.ended(id) {
+                    if self.inflight.ended(id) {
                         return Err(OpenError::Ended);
                     }
                 }
@@ -478,7 +159,7 @@ impl DirectPool {
         id: Option<u64>,
     ) -> Result<Arc<TcpStream>, OpenError> {
         let tcp = Arc::new(net::start_connect(addr).map_err(|_| OpenError::Failed { tls: false })?);
-        if id.is_some_and(|id| !self.attach(id, &tcp)) {
+        if id.is_some_and(|id| !self.inflight.attach(id, &tcp)) {
             return Err(OpenError::Ended);
         }
         loop {
@@ -492,9 +173,9 @@ impl DirectPool {
             }
             match net::finish_connect(&tcp, left.min(SLICE)) {
                 Ok(true) => return Ok(tcp),
-                Ok(false) if self.ended(id) => return Err(OpenError::Ended),
+                Ok(false) if self.inflight.ended(id) => return Err(OpenError::Ended),
                 Ok(false) => {}
-                Err(_) if self.ended(id) => return Err(OpenError::Ended),
+                Err(_) if self.inflight.ended(id) => return Err(OpenError::Ended),
                 Err(_) => return Err(OpenError::Failed { tls: false }),
             }
         }
@@ -507,12 +188,7 @@ impl DirectPool {
         deadline: Instant,
         id: Option<u64>,
     ) -> Result<Sock, OpenError> {
-        let mut sock = Sock {
-            tcp,
-            tls: None,
-            timeout: None,
-            idle_since: Instant::now(),
-        };
+        let mut sock = Sock::over(tcp);
         let Some((config, name)) = &self.tls else {
             return Ok(sock);
         };
@@ -521,7 +197,7 @@ impl DirectPool {
         sock.tls = Some(Box::new(conn));
         match sock.handshake(deadline) {
             Ok(()) => Ok(sock),
-            Err(_) if self.ended(id) => Err(OpenError::Ended),
+            Err(_) if self.inflight.ended(id) => Err(OpenError::Ended),
             Err(e) if e.kind() == ErrorKind::TimedOut => Err(OpenError::TimedOut),
             Err(e) => Err(OpenError::Failed {
                 tls: crate::net::tls_failure(&e).is_some(),
@@ -558,94 +234,22 @@ impl DirectPool {
     }
 
     pub(crate) fn put_idle(&self, mut s: Sock) {
-        // The table's lock, then the pool's, as close() takes them: nothing is pooled after it.
-        let table = lock(&self.table);
-        let mut idle = lock(&self.idle);
-        let now = Instant::now();
-        idle.retain(|s| now.duration_since(s.idle_since) < self.idle_timeout);
-        if !table.closed && idle.len() < MAX_IDLE {
-            s.idle_since = now;
-            idle.push(s);
-        }
-    }
-
-    /// Takes request `id` into this thread's hands before anything is sent; false when the
-    /// transport is closing.
-    pub(crate) fn claim(&self, id: u64) -> bool {
-        let mut t = lock(&self.table);
-        if t.closed {
-            return false;
-        }
-        t.busy.insert(id, None);
-        true
-    }
-
-    /// Request `id`'s socket, once there is one; false when the request ended meanwhile
-    /// (nothing is written then).
-    pub(crate) fn attach(&self, id: u64, sock: &Arc<TcpStream>) -> bool {
-        let mut t = lock(&self.table);
-        if t.ended.contains(&id) || t.closed {
-            return false;
-        }
-        t.busy.insert(id, Some(sock.clone()));
-        true
-    }
-
-    /// Takes parked request `id` into this thread's hands; None when it is not on the direct
-    /// path, Some(None) when it ended meanwhile.
-    pub(crate) fn take_parked<E: 'static>(&self, id: u64) -> Option<Option<Box<E>>> {
-        let mut t = lock(&self.table);
-        let (tcp, ex) = t.parked.remove(&id)?;
-        if t.ended.remove(&id) {
-            return Some(None);
-        }
-        t.busy.insert(id, Some(tcp));
-        Some(ex.downcast::<E>().ok())
-    }
-
-    /// Gives `id` back: parked for its caller to read on (`ex`, reading `tcp`), unless it ended
-    /// meanwhile.
-    pub(crate) fn release<E: Send + 'static>(&self, id: u64, tcp: &Arc<TcpStream>, ex: Box<E>) {
-        let mut t = lock(&self.table);
-        t.busy.remove(&id);
-        if !t.ended.remove(&id) && !t.closed {
-            t.parked.insert(id, (tcp.clone(), ex));
-        }
-    }
-
-    /// Forgets `id`; true when it ended elsewhere meanwhile (then nothing more is started for
-    /// it).
-    pub(crate) fn forget(&self, id: u64) -> bool {
-        let mut t = lock(&self.table);
-        t.busy.remove(&id);
-        t.ended.remove(&id) || t.closed
-    }
-
-    /// Request `id` ended elsewhere: its reply is not read any further, and whatever phase it
-    /// is in (connecting, writing, reading) ends.
-    pub(crate) fn end(&self, id: u64) {
-        let mut t = lock(&self.table);
-        if let Some(s) = t.busy.get(&id) {
-            if let Some(s) = s {
-                let _ = s.shutdown(Shutdown::Both);
+        // Under the in-flight table's lock, which close() takes first: nothing is pooled after
+        // it.
+        self.inflight.unless_closed(|| {
+            let mut idle = lock(&self.idle);
+            let now = Instant::now();
+            idle.retain(|s| now.duration_since(s.idle_since) < self.idle_timeout);
+            if idle.len() < MAX_IDLE {
+                s.idle_since = now;
+                idle.push(s);
             }
-            t.ended.insert(id);
-        } else {
-            t.parked.remove(&id);
-        }
+        });
     }
 
     /// Closes everything (the client is disconnecting).
     pub(crate) fn close(&self) {
-        let mut t = lock(&self.table);
-        t.closed = true;
-        for (id, s) in t.busy.drain().collect::<Vec<_>>() {
-            if let Some(s) = s {
-                let _ = s.shutdown(Shutdown::Both);
-            }
-            t.ended.insert(id);
-        }
-        t.parked.clear();
+        self.inflight.close();
         lock(&self.idle).clear();
     }
 }
@@ -706,11 +310,11 @@ mod tests {
         assert!(matches!(r, Err(OpenError::TimedOut)), "times out");
         assert!(t0.elapsed() < Duration::from_secs(2));
         // A cancel ends it.
-        assert!(d.claim(2));
+        assert!(d.inflight.claim(2));
         let d2 = d.clone();
         let canceller = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(200));
-            d2.end(2);
+            d2.inflight.end(2);
         });
         let t0 = Instant::now();
         let r = d.open(t0 + Duration::from_secs(20), Some(2));
