@@ -22,7 +22,7 @@ pub struct HttpOutcome {
 /// Feeds `input` to the response reader in pieces of the sizes `cuts` gives (the rest at
 /// once), then ends the connection.
 pub fn http_response(input: &[u8], cuts: &[usize]) -> HttpOutcome {
-    use crate::transport::http::{body::Body, head::HeadReader};
+    use crate::transport::http::{body::BodyDecoder, head::HeadReader};
     let mut out = HttpOutcome {
         head: None,
         body: Vec::new(),
@@ -31,7 +31,7 @@ pub fn http_response(input: &[u8], cuts: &[usize]) -> HttpOutcome {
         error: None,
     };
     let mut heads = HeadReader::default();
-    let mut body: Option<Body> = None;
+    let mut body: Option<BodyDecoder> = None;
     let mut buf = Vec::new();
     let mut rest = input;
     let mut cuts = cuts.iter();
@@ -44,7 +44,7 @@ pub fn http_response(input: &[u8], cuts: &[usize]) -> HttpOutcome {
                 Ok(None) => continue,
                 Ok(Some(h)) => {
                     out.head = Some((h.status, format!("{:?}", h.framing), h.keep_alive));
-                    body = Some(Body::new(h.framing));
+                    body = Some(BodyDecoder::new(h.framing));
                 }
                 Err(e) => {
                     out.error = Some(e);
@@ -213,7 +213,7 @@ pub fn inbound_line(line: &[u8]) {
     static CONN: OnceLock<Arc<crate::conn::Conn>> = OnceLock::new();
     let conn = CONN.get_or_init(|| {
         crate::conn::Conn::new(Arc::new(crate::host::server_requests::Answering {
-            live: Some(crate::host::LiveBridge {
+            live: Some(crate::host::Host {
                 resolver: Arc::new(Accepting),
                 elicitation_timeout: Duration::from_secs(5),
                 owner: u64::MAX,

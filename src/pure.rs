@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::json::{parse, to_text, type_name};
 use crate::responder::Resolver;
-use crate::{mapping::elicitation as bridge, mapping::naming, responder};
+use crate::{mapping::elicitation, mapping::naming, responder};
 use serde_json::Value;
 
 /// MCP `elicitation/create` params (a JSON object) → a §10 Request. Anything but an object,
@@ -21,13 +21,13 @@ pub fn elicitation_to_request(params_json: &str) -> Result<String> {
             )))
         }
     };
-    Ok(bridge::elicitation_to_request(&params).json)
+    Ok(elicitation::elicitation_to_request(&params).json)
 }
 
 /// A §10 Answer → an MCP ElicitResult (§4).
 pub fn answer_to_result(answer_json: &str) -> Result<String> {
-    let answer = bridge::parse_answer(parse(answer_json, "answer_json")?, None)?;
-    Ok(to_text(&bridge::answer_to_result(answer).into_value()))
+    let answer = elicitation::parse_answer(parse(answer_json, "answer_json")?, None)?;
+    Ok(to_text(&elicitation::answer_to_result(answer).into_value()))
 }
 
 /// One inbound JSON-RPC message → the reply to write back, or None when it is not a server
@@ -38,12 +38,13 @@ pub fn server_request_response(
     resolver: Option<&dyn Resolver>,
 ) -> Result<Option<String>> {
     let msg = parse(message_json, "message_json")?;
-    let mut call = |req: &bridge::Request| resolver.and_then(|r| responder::resolve_now(r, req));
+    let mut call =
+        |req: &elicitation::Request| resolver.and_then(|r| responder::resolve_now(r, req));
     let resolve: Option<&mut dyn FnMut(&_) -> _> = match resolver {
         Some(_) => Some(&mut call),
         None => None,
     };
-    Ok(bridge::server_request_response(&msg, resolve)?.map(|reply| to_text(&reply)))
+    Ok(elicitation::server_request_response(&msg, resolve)?.map(|reply| to_text(&reply)))
 }
 
 /// A name as a JSON string literal → its sanitized form, a JSON string literal (§0.1): every

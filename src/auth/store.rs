@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct Entry {
+pub(super) struct StoredToken {
     pub resource: String,
     pub issuer: String,
     pub token_endpoint: String,
@@ -26,7 +26,7 @@ pub(super) struct Entry {
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct File_ {
     #[serde(default)]
-    entries: Vec<Entry>,
+    entries: Vec<StoredToken>,
 }
 
 pub(super) struct Store {
@@ -89,7 +89,7 @@ impl Store {
         &self,
         server: &url::Url,
         client_id: Option<&str>,
-    ) -> Result<Option<Entry>, String> {
+    ) -> Result<Option<StoredToken>, String> {
         let _l = self.lock()?;
         Ok(self.read()?.entries.into_iter().rev().find(|e| {
             super::flow::resource_covers(&e.resource, server)
@@ -98,7 +98,7 @@ impl Store {
     }
 
     /// Replaces the entry with the same resource, issuer and client id (or adds it).
-    pub fn put(&self, entry: &Entry) -> Result<(), String> {
+    pub fn put(&self, entry: &StoredToken) -> Result<(), String> {
         let _l = self.lock()?;
         let mut f = self.read()?;
         f.entries.retain(|e| {
@@ -141,7 +141,7 @@ mod tests {
         let s = Store::new(path.to_str().unwrap());
         let server = url::Url::parse("http://localhost:1/mcp").unwrap();
         assert_eq!(s.find(&server, None).unwrap(), None);
-        let mut e = Entry {
+        let mut e = StoredToken {
             resource: "http://localhost:1/mcp".into(),
             issuer: "http://localhost:2".into(),
             token_endpoint: "http://localhost:2/token".into(),

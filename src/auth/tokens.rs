@@ -30,7 +30,7 @@ impl Auth {
             } else {
                 None
             };
-            s.put(&store::Entry {
+            s.put(&store::StoredToken {
                 resource: ctx.resource,
                 issuer: ctx.issuer,
                 token_endpoint: ctx.token_endpoint,

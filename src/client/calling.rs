@@ -23,7 +23,7 @@ pub type Progress = Box<dyn Fn(&str) + Send + Sync>;
 
 /// Fires a call's `done` once and retires the call; fires it with an isError when the job
 /// unwinds before it could, so that no call is left without its done (§7).
-struct Finish {
+struct DoneOnce {
     calls: Arc<super::async_calls::Calls>,
     id: u64,
     client: u64,
@@ -33,7 +33,7 @@ struct Finish {
     started: bool,
 }
 
-impl Finish {
+impl DoneOnce {
     fn fire(&mut self, result: String) {
         if let Some(done) = self.done.take() {
             crate::host::as_callback(self.client, None, || done(result));
@@ -41,7 +41,7 @@ impl Finish {
     }
 }
 
-impl Drop for Finish {
+impl Drop for DoneOnce {
     fn drop(&mut self) {
         if self.started && self.done.is_some() {
             self.fire(crate::mapping::shape::failure(
@@ -192,7 +192,7 @@ impl Client {
         let client = self.id;
         let inner = self.inner.clone();
         let within = self.timeout_of(idx, timeout);
-        let mut finish = Finish {
+        let mut finish = DoneOnce {
             calls: self.calls.clone(),
             id,
             client,

@@ -5,10 +5,10 @@
 //! ([`refresh`]), and what happens told to the host's event callback ([`events`]); the
 //! servers' shared state is [`servers`], the tool index [`index`].
 
-use crate::config::{self, Entry};
+use crate::config::{self, ServerEntry};
 use crate::conn::RequestError;
 use crate::error::{Error, ErrorKind, Result};
-use crate::host::LiveBridge;
+use crate::host::Host;
 use crate::responder::Resolver;
 use crate::session::{self, Session};
 use serde_json::{Map, Value};
@@ -64,11 +64,11 @@ impl Client {
             .iter()
             .map(|(name, entry)| {
                 let spec = match entry {
-                    Entry::Enabled(spec) => Some(spec.clone()),
+                    ServerEntry::Enabled(spec) => Some(spec.clone()),
                     _ => None,
                 };
                 let live = spec.as_ref().and_then(|spec| {
-                    resolver.clone().map(|resolver| LiveBridge {
+                    resolver.clone().map(|resolver| Host {
                         resolver,
                         elicitation_timeout: spec.elicitation_timeout,
                         owner: id,
@@ -76,7 +76,7 @@ impl Client {
                     })
                 });
                 let slot = Slot::new(name.clone(), spec, live);
-                if let Entry::Invalid(why) = entry {
+                if let ServerEntry::Invalid(why) = entry {
                     slot.lock().phase = Phase::Failed {
                         error: format!("server `{name}` failed during `config`: {why}"),
                         retry_on_call: false,
@@ -106,7 +106,7 @@ impl Client {
         // connect in parallel, one thread each.
         let enabled = inner.slots.iter().filter(|s| s.spec.is_some()).count();
         let alone = enabled == 1 && no_runtime_here();
-        type Opened = std::result::Result<(Session, session::Listing), session::StartError>;
+        type Opened = std::result::Result<(Session, session::ToolListing), session::StartError>;
         let results: Vec<Option<std::thread::Result<Opened>>> = std::thread::scope(|scope| {
             let open_one = &open_one;
             let handles: Vec<_> = inner

@@ -9,9 +9,9 @@ use super::events::Events;
 use super::index::{self, Index, Source};
 use crate::config::ServerSpec;
 use crate::conn::Watcher;
-use crate::host::LiveBridge;
+use crate::host::Host;
 use crate::mapping::listing::ListedTool;
-use crate::session::{Abort, Era, Listing, Session};
+use crate::session::{Abort, Era, Session, ToolListing};
 use crate::util::{lock, read, write};
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -91,7 +91,7 @@ pub(crate) struct Slot {
     pub(crate) name: String,
     /// None for a disabled or invalid entry.
     pub(crate) spec: Option<ServerSpec>,
-    pub(crate) live: Option<LiveBridge>,
+    pub(crate) live: Option<Host>,
     pub(crate) state: Mutex<SlotState>,
     /// Signalled whenever `state.phase` or a refresh count changes.
     pub(crate) changed: Condvar,
@@ -105,7 +105,7 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    pub(crate) fn new(name: String, spec: Option<ServerSpec>, live: Option<LiveBridge>) -> Slot {
+    pub(crate) fn new(name: String, spec: Option<ServerSpec>, live: Option<Host>) -> Slot {
         let phase = if spec.is_some() {
             Phase::Opening
         } else {
@@ -316,7 +316,7 @@ impl Inner {
 
     /// Puts server `idx` on `session` with its `listing` (connect, a restart, a reconnect) and
     /// tells whoever waits; the caller rebuilds the index.
-    pub(crate) fn install(&self, idx: usize, session: Session, listing: Listing) {
+    pub(crate) fn install(&self, idx: usize, session: Session, listing: ToolListing) {
         let slot = &self.slots[idx];
         let mut st = slot.lock();
         st.session_warnings = session.warnings.clone();
@@ -481,7 +481,7 @@ impl Inner {
 }
 
 /// Notes a new listing of a server in its state.
-pub(crate) fn note_listing(st: &mut SlotState, listing: Listing) {
+pub(crate) fn note_listing(st: &mut SlotState, listing: ToolListing) {
     if st.listed.is_some() {
         st.refreshed_at_ms = Some(crate::util::unix_millis());
     }

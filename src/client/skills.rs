@@ -101,7 +101,7 @@ impl Client {
                 ErrorKind::NotFound,
                 format!(
                     "server `{name}` offers no skills: its capabilities declare no extensions[\"{}\"]",
-                    crate::mapping::skills::EXTENSION
+                    crate::mapping::skills::SKILLS_EXTENSION
                 ),
             ));
         }

@@ -58,7 +58,7 @@ const RESERVED_SIBLINGS: [&str; 4] = ["builtins", "agents", "a2a", "mcpServer"];
 
 /// Parses config text into entries sorted by server name (code-point order, §3). Only text
 /// that is not JSON, or JSON whose top level or server map is not an object, is an error.
-pub fn parse(text: &str) -> Result<Vec<(String, Entry)>> {
+pub fn parse(text: &str) -> Result<Vec<(String, ServerEntry)>> {
     let root = crate::json::parse(text, "config_json")?;
     let Value::Object(root) = root else {
         return Err(Error::new(
@@ -89,7 +89,7 @@ pub fn parse(text: &str) -> Result<Vec<(String, Entry)>> {
             .filter(|(k, _)| !RESERVED_SIBLINGS.contains(&k.as_str()))
             .collect(),
     };
-    let mut out: Vec<(String, Entry)> = servers
+    let mut out: Vec<(String, ServerEntry)> = servers
         .iter()
         .map(|(name, v)| (name.clone(), parse_entry(name, v, defaults)))
         .collect();
@@ -97,10 +97,10 @@ pub fn parse(text: &str) -> Result<Vec<(String, Entry)>> {
     Ok(out)
 }
 
-fn parse_entry(name: &str, v: &Value, defaults: Defaults) -> Entry {
+fn parse_entry(name: &str, v: &Value, defaults: Defaults) -> ServerEntry {
     match parse_entry_inner(name, v, defaults) {
         Ok(e) => e,
-        Err(msg) => Entry::Invalid(msg),
+        Err(msg) => ServerEntry::Invalid(msg),
     }
 }
 
@@ -108,7 +108,7 @@ fn parse_entry_inner(
     name: &str,
     v: &Value,
     defaults: Defaults,
-) -> std::result::Result<Entry, String> {
+) -> std::result::Result<ServerEntry, String> {
     let Value::Object(o) = v else {
         return Err(format!(
             "server entry must be a JSON object, got {}",
@@ -118,7 +118,7 @@ fn parse_entry_inner(
     if o.get("disabled") == Some(&Value::Bool(true))
         || o.get("enabled") == Some(&Value::Bool(false))
     {
-        return Ok(Entry::Disabled);
+        return Ok(ServerEntry::Disabled);
     }
     let kind = match o.get("type") {
         None | Some(Value::Null) => {
@@ -160,7 +160,7 @@ fn parse_entry_inner(
         ("sse", _) => Protocol::Legacy,
         (_, p) => p.unwrap_or(defaults.protocol),
     };
-    Ok(Entry::Enabled(ServerSpec {
+    Ok(ServerEntry::Enabled(ServerSpec {
         name: name.to_string(),
         endpoint,
         timeout: millis(o, "timeout")?.unwrap_or(DEFAULT_TIMEOUT),

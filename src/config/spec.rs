@@ -200,7 +200,7 @@ impl ServerSpec {
 /// One entry of the server map, after parsing (short-lived: its size does not matter).
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
-pub enum Entry {
+pub enum ServerEntry {
     Enabled(ServerSpec),
     Disabled,
     /// The entry is unusable; the message names the key.

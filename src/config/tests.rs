@@ -4,7 +4,7 @@ use super::expand::expand_env;
 use super::*;
 use std::time::Duration;
 
-fn entries(t: &str) -> Vec<(String, Entry)> {
+fn entries(t: &str) -> Vec<(String, ServerEntry)> {
     parse(t).unwrap()
 }
 
@@ -12,11 +12,13 @@ fn entries(t: &str) -> Vec<(String, Entry)> {
 fn server_map_lookup_and_order() {
     let e = entries(r#"{"servers":{"b":{"command":["x"]},"a":{"url":"http://h"}}}"#);
     assert_eq!(e[0].0, "a");
-    assert!(matches!(&e[0].1, Entry::Enabled(s) if matches!(s.endpoint, Endpoint::Remote{..})));
+    assert!(
+        matches!(&e[0].1, ServerEntry::Enabled(s) if matches!(s.endpoint, Endpoint::Remote{..}))
+    );
     let e = entries(r#"{"agents":{},"s":{"command":"npx","args":["-y","p"]}}"#);
     assert_eq!(e.len(), 1);
     match &e[0].1 {
-        Entry::Enabled(s) => assert_eq!(
+        ServerEntry::Enabled(s) => assert_eq!(
             s.endpoint,
             Endpoint::Local {
                 command: vec!["npx".into(), "-y".into(), "p".into()],
@@ -40,20 +42,20 @@ fn errors() {
         r#"{"mcpServers":{"a":1,"b":{"command":["x"],"timeout":-1},"c":{"command":[1]},"d":{},"e":{"disabled":true,"command":5}}}"#,
     );
     let msg = |i: usize| match &e[i].1 {
-        Entry::Invalid(m) => m.clone(),
+        ServerEntry::Invalid(m) => m.clone(),
         other => panic!("{other:?}"),
     };
     assert!(msg(0).contains("object"));
     assert!(msg(1).contains("`timeout`"));
     assert!(msg(2).contains("`command`"));
     assert!(msg(3).contains("neither"));
-    assert_eq!(e[4].1, Entry::Disabled);
+    assert_eq!(e[4].1, ServerEntry::Disabled);
 }
 
 #[test]
 fn tools_filter() {
     let f = |t: &str| match &entries(t)[0].1 {
-        Entry::Enabled(s) => s.tools.clone(),
+        ServerEntry::Enabled(s) => s.tools.clone(),
         other => panic!("{other:?}"),
     };
     let only = f(r#"{"a":{"command":["x"],"tools":{"x":true,"y":false}}}"#);
@@ -66,9 +68,9 @@ fn tools_filter() {
 #[test]
 fn restart_and_log_level() {
     let spec = |t: &str| match &entries(t)[0].1 {
-        Entry::Enabled(s) => Ok(s.clone()),
-        Entry::Invalid(m) => Err(m.clone()),
-        Entry::Disabled => panic!("disabled"),
+        ServerEntry::Enabled(s) => Ok(s.clone()),
+        ServerEntry::Invalid(m) => Err(m.clone()),
+        ServerEntry::Disabled => panic!("disabled"),
     };
     let d = spec(r#"{"a":{"command":["x"]}}"#).unwrap();
     assert_eq!(d.restart, Some(RestartPolicy::default()));

@@ -4,7 +4,7 @@
 //! [`Inbound`] sink.
 
 use super::{Conn, RequestError};
-use crate::json::rpc::{self as jsonrpc, LineKind};
+use crate::json::rpc::{self, LineKind};
 use crate::transport::Inbound;
 use crate::util::lock;
 use serde_json::Value;
@@ -20,7 +20,7 @@ impl Conn {
     pub(crate) fn on_line_carried(self: &Arc<Self>, line: &[u8], carrier: Option<u64>) {
         // What was done before the sends this line answers happens-before filing it (`sent`).
         self.sent.load(Ordering::Acquire);
-        match jsonrpc::line_kind(line) {
+        match rpc::line_kind(line) {
             LineKind::Response(id) => {
                 // `line_kind` validated the JSON; a line that is not UTF-8 is skipped and
                 // counted too (§5), even when it names one of our ids.
@@ -33,11 +33,11 @@ impl Conn {
                     self.finish(id, &w, Ok(text.to_string()));
                 }
             }
-            // Only the members acted on are built ([`jsonrpc::Envelope`]); UTF-8 is checked
+            // Only the members acted on are built ([`rpc::Envelope`]); UTF-8 is checked
             // first, as parsing the whole line into a Value did (§5: such lines are skipped).
             LineKind::Message => match std::str::from_utf8(line)
                 .ok()
-                .and_then(|text| serde_json::from_str::<jsonrpc::Envelope>(text).ok())
+                .and_then(|text| serde_json::from_str::<rpc::Envelope>(text).ok())
             {
                 // Classified by `method` first: servers number their own requests.
                 Some(e) => match (e.method, e.id) {

@@ -16,12 +16,12 @@ pub(crate) mod subscriptions;
 #[cfg(test)]
 mod tests;
 
-use crate::json::rpc::{self as jsonrpc};
+use crate::json::rpc;
 pub(crate) use crate::request::{Limits, ProgressSink, Reply, Req, RequestError};
 use crate::transport::{OutKind, Outgoing, Transport};
 use crate::util::lock;
 pub(crate) use pause_clock::PauseClock;
-use pending::{Pending, Waiter};
+use pending::{Waiter, Waiting};
 
 thread_local! {
     /// Set while [`Conn::close_carried`] answers: those answers are sent in order.
@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// One server connection.
 pub(crate) struct Conn {
-    pending: Mutex<Pending>,
+    pending: Mutex<Waiting>,
     next_id: AtomicU64,
     transport: OnceLock<Arc<dyn Transport>>,
     dead_flag: AtomicBool,
@@ -98,7 +98,7 @@ pub(crate) trait ServerRequests: Send + Sync {
 impl Conn {
     pub(crate) fn new(answering: Arc<dyn ServerRequests>) -> Arc<Conn> {
         Arc::new_cyclic(|me| Conn {
-            pending: Mutex::new(Pending {
+            pending: Mutex::new(Waiting {
                 waiters: HashMap::new(),
                 progress_routes: HashMap::new(),
                 held_progress: HashMap::new(),
@@ -182,7 +182,7 @@ impl Conn {
     /// its reader, and by the next request.
     pub(crate) fn notify(&self, method: &str, params_json: Option<&str>) -> Result<(), String> {
         self.send(&Outgoing {
-            text: &jsonrpc::notification_text(method, params_json),
+            text: &rpc::notification_text(method, params_json),
             kind: OutKind::Notification {
                 method,
                 ordered: false,
@@ -196,7 +196,7 @@ impl Conn {
     /// `notifications/initialized` must precede the requests that follow it).
     pub(crate) fn notify_ordered(&self, method: &str) -> Result<(), String> {
         self.send(&Outgoing {
-            text: &jsonrpc::notification_text(method, None),
+            text: &rpc::notification_text(method, None),
             kind: OutKind::Notification {
                 method,
                 ordered: true,

@@ -4,7 +4,7 @@
 //! when the connection ends (§3), a cancel (§7).
 
 use super::{Conn, Limits, PauseClock, ProgressSink, Reply, Req, RequestError};
-use crate::json::rpc as jsonrpc;
+use crate::json::rpc;
 use crate::transport::{OutKind, Outgoing};
 use crate::util::lock;
 use serde_json::Value;
@@ -41,7 +41,7 @@ impl Waiter {
     }
 }
 
-pub(super) struct Pending {
+pub(super) struct Waiting {
     pub(super) waiters: HashMap<u64, Arc<Waiter>>,
     /// progressToken → the request it belongs to (the current round's).
     pub(super) progress_routes: HashMap<u64, u64>,
@@ -103,7 +103,7 @@ impl Conn {
             }
             return (r, false);
         }
-        let text = jsonrpc::request_text(id, method, params_json);
+        let text = rpc::request_text(id, method, params_json);
         // The timeout counts from here: writing the request is part of it (the HTTP direct
         // path writes on this thread, bounded by the same timeout).
         let start = waiter.clock.as_deref().unwrap_or(&self.pause).active();
@@ -138,7 +138,7 @@ impl Conn {
         timeout: Duration,
     ) -> Result<Value, RequestError> {
         let line = self.request(&Req::plain(method, params_json, timeout)).0?;
-        jsonrpc::result_value(&line).map_err(RequestError::Rpc)
+        rpc::result_value(&line).map_err(RequestError::Rpc)
     }
 
     pub(super) fn wait(

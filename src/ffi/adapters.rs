@@ -1,8 +1,8 @@
 //! Tools for a model (c-api.md "Tools for a model"): the connected tools, or any tools array, in
 //! a provider's function-calling shape (`openai`, `anthropic`, `gemini`).
 
-use super::client::{self, tn_client};
 use super::guard::{guard, tn_status};
+use super::handles::{self, tn_client};
 use super::strings::{init_out, set_out, str_arg};
 use crate::pure;
 use std::ffi::c_char;
@@ -25,7 +25,7 @@ pub unsafe extern "C" fn tn_tools_for(
         unsafe { init_out(tools_json_out, "tools_json_out")? };
         // SAFETY: forwarded caller guarantees.
         let style = unsafe { str_arg(style, "style")? };
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         let out = pure::tools_to_provider(&c.tools_json(), style)?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(tools_json_out, out) }

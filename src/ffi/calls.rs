@@ -1,8 +1,8 @@
 //! Calls the host controls (c-api.md "Calls the host controls", contract §7): the callback
 //! types, `tn_call_tool_async`, `tn_call_tool_ex` and `tn_call_cancel`.
 
-use super::client::{self, tn_client};
 use super::guard::{guard, tn_status, TN_OK};
+use super::handles::{self, tn_client};
 use super::strings::{init_out, opt_str_arg, set_out, str_arg, to_cstring};
 use crate::error::{Error, Result};
 use serde_json::Value;
@@ -138,7 +138,7 @@ pub unsafe extern "C" fn tn_call_tool_async(
         // SAFETY: forwarded caller guarantees.
         let timeout = parse_options(unsafe { opt_str_arg(options_json, "options_json")? })?;
         let (on_done, on_progress) = host_callbacks(done, progress, user_data)?;
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         let started = c.call_tool_async(name, args, timeout, on_done, on_progress, |id| {
             // SAFETY: as above; written before the call can complete.
             unsafe { put_id(call_id_out, id) }
@@ -160,7 +160,7 @@ pub unsafe extern "C" fn tn_call_tool_async(
 #[no_mangle]
 pub unsafe extern "C" fn tn_call_cancel(client: *mut tn_client, call_id: u64) -> tn_status {
     guard("tn_call_cancel", || {
-        client::lookup(client)?.cancel_call(call_id)
+        handles::lookup(client)?.cancel_call(call_id)
     })
 }
 
@@ -195,7 +195,7 @@ pub unsafe extern "C" fn tn_call_tool_ex(
         let args = unsafe { opt_str_arg(args_json, "args_json")? };
         // SAFETY: forwarded caller guarantees.
         let timeout = parse_options(unsafe { opt_str_arg(options_json, "options_json")? })?;
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         let result = c.call_tool_with(name, args, timeout, |id| {
             // SAFETY: as above; written before the request goes out.
             unsafe { put_id(call_id_out, id) }
@@ -235,7 +235,7 @@ pub unsafe extern "C" fn tn_call_tool_resume(
         let token = unsafe { str_arg(resume_token, "resume_token")? };
         // SAFETY: forwarded caller guarantees.
         let answers = unsafe { opt_str_arg(answers_json, "answers_json")? }.unwrap_or("{}");
-        let result = client::lookup(client)?.resume(token, answers)?;
+        let result = handles::lookup(client)?.resume(token, answers)?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(result_json_out, result) }
     })
@@ -267,7 +267,7 @@ pub unsafe extern "C" fn tn_call_tool_resume_async(
         // SAFETY: forwarded caller guarantees.
         let timeout = parse_options(unsafe { opt_str_arg(options_json, "options_json")? })?;
         let (on_done, on_progress) = host_callbacks(done, progress, user_data)?;
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         let started = c.resume_async(token, answers, timeout, on_done, on_progress, |id| {
             // SAFETY: as above; written before the call can complete.
             unsafe { put_id(call_id_out, id) }

@@ -1,8 +1,8 @@
 //! The host's event callback (issue 28; c-api.md "Events"): the C function pointer type and
 //! `tn_set_event_callback`.
 
-use super::client::{self, tn_client};
 use super::guard::{guard, tn_status};
+use super::handles::{self, tn_client};
 use super::strings::to_cstring;
 use std::ffi::{c_char, c_void};
 
@@ -49,7 +49,7 @@ pub unsafe extern "C" fn tn_set_event_callback(
     user_data: *mut c_void,
 ) -> tn_status {
     guard("tn_set_event_callback", || {
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         let cb = callback.map(|f| {
             let host = HostEvents { f, user_data };
             std::sync::Arc::new(move |event: &str| host.call(event)) as crate::client::EventCallback

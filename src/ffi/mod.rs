@@ -4,9 +4,9 @@
 
 pub mod adapters;
 pub mod calls;
-pub mod client;
 pub mod events;
 pub mod guard;
+pub mod handles;
 pub mod prompts;
 pub mod resolver;
 pub mod resources;
@@ -202,7 +202,7 @@ pub unsafe extern "C" fn tn_connect(
     config_json: *const c_char,
     resolver: tn_resolver_fn,
     user_data: *mut c_void,
-    client_out: *mut *mut client::tn_client,
+    client_out: *mut *mut handles::tn_client,
 ) -> tn_status {
     guard("tn_connect", || {
         if client_out.is_null() {
@@ -216,7 +216,7 @@ pub unsafe extern "C" fn tn_connect(
             .map(|h| std::sync::Arc::new(h) as std::sync::Arc<dyn responder::Resolver>);
         let c = crate::client::Client::connect(text, host)?;
         // SAFETY: checked above.
-        unsafe { *client_out = client::register(c) };
+        unsafe { *client_out = handles::register(c) };
         Ok(())
     })
 }
@@ -227,13 +227,13 @@ pub unsafe extern "C" fn tn_connect(
 /// `tools_json_out` is NULL or writable. `client` is any value (a handle, not dereferenced).
 #[no_mangle]
 pub unsafe extern "C" fn tn_list_tools(
-    client: *const client::tn_client,
+    client: *const handles::tn_client,
     tools_json_out: *mut *mut c_char,
 ) -> tn_status {
     guard("tn_list_tools", || {
         // SAFETY: forwarded caller guarantees.
         unsafe { init_out(tools_json_out, "tools_json_out")? };
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(tools_json_out, c.tools_json()) }
     })
@@ -245,13 +245,13 @@ pub unsafe extern "C" fn tn_list_tools(
 /// `statuses_json_out` is NULL or writable. `client` is any value (a handle).
 #[no_mangle]
 pub unsafe extern "C" fn tn_server_statuses(
-    client: *const client::tn_client,
+    client: *const handles::tn_client,
     statuses_json_out: *mut *mut c_char,
 ) -> tn_status {
     guard("tn_server_statuses", || {
         // SAFETY: forwarded caller guarantees.
         unsafe { init_out(statuses_json_out, "statuses_json_out")? };
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(statuses_json_out, c.statuses_json()) }
     })
@@ -265,7 +265,7 @@ pub unsafe extern "C" fn tn_server_statuses(
 /// writable. `client` is any value (a handle).
 #[no_mangle]
 pub unsafe extern "C" fn tn_call_tool(
-    client: *mut client::tn_client,
+    client: *mut handles::tn_client,
     name: *const c_char,
     args_json: *const c_char,
     result_json_out: *mut *mut c_char,
@@ -277,7 +277,7 @@ pub unsafe extern "C" fn tn_call_tool(
         let name = unsafe { str_arg(name, "name")? };
         // SAFETY: forwarded caller guarantees.
         let args = unsafe { strings::opt_str_arg(args_json, "args_json")? };
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         let result = c.call_tool(name, args)?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(result_json_out, result) }
@@ -289,8 +289,8 @@ pub unsafe extern "C" fn tn_call_tool(
 /// have returned. NULL and a second call are no-ops. From inside one of this client's inline
 /// resolvers it does nothing and leaves `TN_ERR_REENTRANT` as the last error.
 #[no_mangle]
-pub extern "C" fn tn_disconnect(client: *mut client::tn_client) {
-    guard("tn_disconnect", || client::disconnect(client));
+pub extern "C" fn tn_disconnect(client: *mut handles::tn_client) {
+    guard("tn_disconnect", || handles::disconnect(client));
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //! form), and `completion/complete`.
 
 use super::calls::{parse_options, put_id};
-use super::client::{self, tn_client};
 use super::guard::{guard, tn_status};
+use super::handles::{self, tn_client};
 use super::strings::{init_out, opt_str_arg, set_out, str_arg};
 use std::ffi::c_char;
 
@@ -23,7 +23,7 @@ pub unsafe extern "C" fn tn_list_prompts(
     guard("tn_list_prompts", || {
         // SAFETY: forwarded caller guarantees.
         unsafe { init_out(prompts_json_out, "prompts_json_out")? };
-        let out = client::lookup(client)?.list_prompts()?;
+        let out = handles::lookup(client)?.list_prompts()?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(prompts_json_out, out) }
     })
@@ -51,7 +51,7 @@ pub unsafe extern "C" fn tn_get_prompt(
         let name = unsafe { str_arg(name, "name")? };
         // SAFETY: forwarded caller guarantees.
         let args = unsafe { opt_str_arg(args_json, "args_json")? };
-        let out = client::lookup(client)?.get_prompt(name, args)?;
+        let out = handles::lookup(client)?.get_prompt(name, args)?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(result_json_out, out) }
     })
@@ -85,7 +85,7 @@ pub unsafe extern "C" fn tn_get_prompt_ex(
         let args = unsafe { opt_str_arg(args_json, "args_json")? };
         // SAFETY: forwarded caller guarantees.
         let timeout = parse_options(unsafe { opt_str_arg(options_json, "options_json")? })?;
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         let out = c.get_prompt_with(name, args, timeout, |id| {
             // SAFETY: as above; written before the request goes out.
             unsafe { put_id(call_id_out, id) }
@@ -117,7 +117,7 @@ pub unsafe extern "C" fn tn_complete(
         unsafe { init_out(result_json_out, "result_json_out")? };
         // SAFETY: forwarded caller guarantees.
         let req = unsafe { str_arg(request_json, "request_json")? };
-        let out = client::lookup(client)?.complete(req)?;
+        let out = handles::lookup(client)?.complete(req)?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(result_json_out, out) }
     })

@@ -2,8 +2,8 @@
 //! cancel of its own in the `_ex` form), subscriptions, and the RFC 6570 template helper.
 
 use super::calls::{parse_options, put_id};
-use super::client::{self, tn_client};
 use super::guard::{guard, tn_status};
+use super::handles::{self, tn_client};
 use super::strings::{init_out, opt_str_arg, set_out, str_arg};
 use std::ffi::c_char;
 
@@ -23,7 +23,7 @@ pub unsafe extern "C" fn tn_list_resources(
     guard("tn_list_resources", || {
         // SAFETY: forwarded caller guarantees.
         unsafe { init_out(resources_json_out, "resources_json_out")? };
-        let out = client::lookup(client)?.list_resources()?;
+        let out = handles::lookup(client)?.list_resources()?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(resources_json_out, out) }
     })
@@ -42,7 +42,7 @@ pub unsafe extern "C" fn tn_list_resource_templates(
     guard("tn_list_resource_templates", || {
         // SAFETY: forwarded caller guarantees.
         unsafe { init_out(templates_json_out, "templates_json_out")? };
-        let out = client::lookup(client)?.list_resource_templates()?;
+        let out = handles::lookup(client)?.list_resource_templates()?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(templates_json_out, out) }
     })
@@ -70,7 +70,7 @@ pub unsafe extern "C" fn tn_read_resource(
         let server = unsafe { str_arg(server, "server")? };
         // SAFETY: forwarded caller guarantees.
         let uri = unsafe { str_arg(uri, "uri")? };
-        let out = client::lookup(client)?.read_resource(server, uri)?;
+        let out = handles::lookup(client)?.read_resource(server, uri)?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(result_json_out, out) }
     })
@@ -104,7 +104,7 @@ pub unsafe extern "C" fn tn_read_resource_ex(
         let uri = unsafe { str_arg(uri, "uri")? };
         // SAFETY: forwarded caller guarantees.
         let timeout = parse_options(unsafe { opt_str_arg(options_json, "options_json")? })?;
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         let out = c.read_resource_with(server, uri, timeout, |id| {
             // SAFETY: as above; written before the request goes out.
             unsafe { put_id(call_id_out, id) }
@@ -134,7 +134,7 @@ pub unsafe extern "C" fn tn_subscribe_resource(
         let server = unsafe { str_arg(server, "server")? };
         // SAFETY: forwarded caller guarantees.
         let uri = unsafe { str_arg(uri, "uri")? };
-        client::lookup(client)?.subscribe_resource(server, uri)
+        handles::lookup(client)?.subscribe_resource(server, uri)
     })
 }
 
@@ -154,7 +154,7 @@ pub unsafe extern "C" fn tn_unsubscribe_resource(
         let server = unsafe { str_arg(server, "server")? };
         // SAFETY: forwarded caller guarantees.
         let uri = unsafe { str_arg(uri, "uri")? };
-        client::lookup(client)?.unsubscribe_resource(server, uri)
+        handles::lookup(client)?.unsubscribe_resource(server, uri)
     })
 }
 

@@ -2,8 +2,8 @@
 //! listings, one skill loaded with its SKILL.md verified, and one file of a loaded skill. A
 //! skill, or file, that fails verification is `TN_ERR_NOT_FOUND` and nothing of it is returned.
 
-use super::client::{self, tn_client};
 use super::guard::{guard, tn_status};
+use super::handles::{self, tn_client};
 use super::strings::{init_out, set_out, str_arg};
 use std::ffi::c_char;
 
@@ -22,7 +22,7 @@ pub unsafe extern "C" fn tn_list_skills(
     guard("tn_list_skills", || {
         // SAFETY: forwarded caller guarantees.
         unsafe { init_out(skills_json_out, "skills_json_out")? };
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         let out = c.list_skills()?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(skills_json_out, out) }
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn tn_get_skill(
         let server = unsafe { str_arg(server, "server")? };
         // SAFETY: forwarded caller guarantees.
         let uri = unsafe { str_arg(uri, "uri")? };
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         let out = c.get_skill(server, uri)?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(skill_json_out, out) }
@@ -85,7 +85,7 @@ pub unsafe extern "C" fn tn_read_skill_file(
         let skill = unsafe { str_arg(skill_uri, "skill_uri")? };
         // SAFETY: forwarded caller guarantees.
         let file = unsafe { str_arg(file, "file")? };
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         let out = c.read_skill_file(server, skill, file)?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(file_json_out, out) }

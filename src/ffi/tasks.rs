@@ -1,7 +1,7 @@
 //! A server's tasks (issue 29; c-api.md has no entry yet, see docs/tasks.md).
 
-use super::client::{self, tn_client};
 use super::guard::{guard, tn_status};
+use super::handles::{self, tn_client};
 use super::strings::{init_out, set_out, str_arg};
 use std::ffi::c_char;
 
@@ -22,7 +22,7 @@ pub unsafe extern "C" fn tn_list_tasks(
         unsafe { init_out(tasks_json_out, "tasks_json_out")? };
         // SAFETY: forwarded caller guarantees.
         let server = unsafe { str_arg(server, "server")? };
-        let c = client::lookup(client)?;
+        let c = handles::lookup(client)?;
         let out = c.list_tasks(server)?;
         // SAFETY: checked by init_out above.
         unsafe { set_out(tasks_json_out, out) }

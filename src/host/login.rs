@@ -3,7 +3,7 @@
 //! runtime's workers must not), and the asking request's timer pauses meanwhile. This is what
 //! auth knows as [`crate::auth::LoginHost`].
 
-use super::LiveBridge;
+use super::Host;
 use crate::conn::{Conn, PauseClock};
 use crate::responder::{self, Finish, ResolverReturn, Token};
 use std::sync::atomic::Ordering;
@@ -13,13 +13,13 @@ use std::time::Duration;
 /// A server's login desk: its connection (for the paused timer) and the host's resolver.
 pub(crate) struct LoginDesk {
     pub(crate) conn: Weak<Conn>,
-    pub(crate) live: Option<LiveBridge>,
+    pub(crate) live: Option<Host>,
 }
 
 /// Runs the paused timer on when dropped.
-struct Resume(Option<Arc<PauseClock>>);
+struct Unpause(Option<Arc<PauseClock>>);
 
-impl Drop for Resume {
+impl Drop for Unpause {
     fn drop(&mut self) {
         if let Some(c) = &self.0 {
             c.end();
@@ -70,7 +70,7 @@ impl crate::auth::LoginHost for LoginDesk {
     }
 
     fn pause(&self, carrier: Option<u64>) -> Box<dyn Send> {
-        Box::new(Resume(self.conn.upgrade().map(|c| {
+        Box::new(Unpause(self.conn.upgrade().map(|c| {
             let clock = c.clock_for(carrier);
             clock.begin();
             clock

@@ -1,14 +1,14 @@
 //! The host's side of the library (contract §4, §6, §8; c-api.md "Callbacks"): its resolver and
-//! bounds ([`LiveBridge`]), the one re-entrancy guard (which client's callback, which
+//! bounds ([`Host`]), the one re-entrancy guard (which client's callback, which
 //! connection's inline resolver this thread is running), answering a server's own requests on
 //! a live connection ([`server_requests`]), the questions of an MRTR round or a -32042 error
-//! ([`question`]), the live bridge's SEP-1034 defaults and checks on an answer ([`sep1034`]),
+//! ([`question`]), the live bridge's SEP-1034 defaults and checks on an answer ([`defaults`]),
 //! and the login's browser step ([`login`], what auth knows as
 //! [`crate::auth::LoginHost`]).
 
+pub(crate) mod defaults;
 pub(crate) mod login;
 pub(crate) mod question;
-pub(crate) mod sep1034;
 pub(crate) mod server_requests;
 
 use crate::responder::Resolver;
@@ -19,7 +19,7 @@ use std::time::Duration;
 
 /// The host's resolver and its bounds, when one is registered.
 #[derive(Clone)]
-pub(crate) struct LiveBridge {
+pub(crate) struct Host {
     pub(crate) resolver: Arc<dyn Resolver>,
     pub(crate) elicitation_timeout: Duration,
     /// Owner key for responders of this client (disconnect cancels them all).

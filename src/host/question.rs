@@ -1,9 +1,9 @@
 //! One question of an MRTR round or a -32042 error (contract §6), asked from the call's own
 //! thread: no reader is blocked.
 
-use super::LiveBridge;
+use super::Host;
 use crate::conn::Conn;
-use crate::mapping::elicitation as bridge;
+use crate::mapping::elicitation;
 use crate::responder::{self, ResolverReturn};
 use crate::util::lock;
 use serde_json::Value;
@@ -19,7 +19,7 @@ pub(crate) struct Question {
 
 /// Where a [`Question`]'s outcome lands: the ElicitResult and why it is a cancel, if it is.
 type Slot = (
-    Mutex<Option<(bridge::ElicitResult, Option<String>)>>,
+    Mutex<Option<(elicitation::ElicitResult, Option<String>)>>,
     std::sync::Condvar,
 );
 
@@ -41,8 +41,8 @@ impl Question {
     /// `schema` shape the answer as §4 says (SEP-1034).
     pub(crate) fn open(
         conn: &Arc<Conn>,
-        b: &LiveBridge,
-        request: &bridge::Request,
+        b: &Host,
+        request: &elicitation::Request,
         url_mode: bool,
         schema: Option<Value>,
     ) -> Question {
@@ -56,7 +56,7 @@ impl Question {
                 crate::util::timer::cancel(k);
             }
             let (result, why) =
-                crate::host::sep1034::live_result(finish, url_mode, schema.as_ref());
+                crate::host::defaults::live_result(finish, url_mode, schema.as_ref());
             if let Some(why) = why.as_ref().filter(|w| !w.starts_with(SUSPENDED)) {
                 c.set_elicitation_error(why);
             }
@@ -75,7 +75,7 @@ impl Question {
 
     /// Hands the question to the resolver, on this (the call's) thread, marked as a callback
     /// of its client so that `tn_disconnect` from inside it is refused, not a deadlock.
-    pub(crate) fn ask(&self, conn: &Conn, b: &LiveBridge, request: &bridge::Request) -> Asked {
+    pub(crate) fn ask(&self, conn: &Conn, b: &Host, request: &elicitation::Request) -> Asked {
         let token = self.token;
         if conn.is_dead() {
             responder::cancel(token, "the client was disconnected");
@@ -109,7 +109,7 @@ impl Question {
     }
 
     /// The outcome as the ElicitResult to send (§4), once the responder has ended.
-    pub(crate) fn wait(&self) -> bridge::ElicitResult {
+    pub(crate) fn wait(&self) -> elicitation::ElicitResult {
         let mut g = lock(&self.slot.0);
         loop {
             if let Some((result, _)) = g.take() {

@@ -4,9 +4,9 @@
 //! functions stay byte-identical to the vectors; this adds SEP-1034 defaults and checks, the
 //! answer's timeout, and the re-entrancy mark.
 
-use super::LiveBridge;
+use super::Host;
 use crate::conn::{Conn, PauseClock};
-use crate::mapping::elicitation::{self as bridge, Route};
+use crate::mapping::elicitation::{self, Route};
 use crate::responder::{self, ResolverReturn};
 use crate::util::lock;
 use serde_json::{Map, Value};
@@ -20,7 +20,7 @@ pub(crate) const ASKED_WITHOUT_RESOLVER: &str =
 
 /// Answers a connection's server requests with the host's resolver, when one is registered.
 pub(crate) struct Answering {
-    pub(crate) live: Option<LiveBridge>,
+    pub(crate) live: Option<Host>,
 }
 
 impl crate::conn::ServerRequests for Answering {
@@ -40,13 +40,13 @@ impl crate::conn::ServerRequests for Answering {
 /// arrived on the stream of request `carrier` when the transport knows one (HTTP).
 fn on_request(
     conn: &Arc<Conn>,
-    live: Option<&LiveBridge>,
+    live: Option<&Host>,
     id: Value,
     method: &str,
     params: Option<Value>,
     carrier: Option<u64>,
 ) {
-    match bridge::route(&id, method, params.as_ref(), live.is_some()) {
+    match elicitation::route(&id, method, params.as_ref(), live.is_some()) {
         Route::Reply(frame) => {
             if live.is_none() && method == "elicitation/create" {
                 // Before the -32601 goes out: the server's reaction (and the response) can
@@ -74,20 +74,14 @@ fn on_request(
 /// One `elicitation/create` (§4): the host's resolver runs inline on this (reader) thread with
 /// the concerned timers paused; the answer, a timeout, a failure or disconnect ends the
 /// responder, which writes the reply.
-fn elicit(
-    conn: &Arc<Conn>,
-    b: &LiveBridge,
-    id: Value,
-    params: Map<String, Value>,
-    carrier: Option<u64>,
-) {
+fn elicit(conn: &Arc<Conn>, b: &Host, id: Value, params: Map<String, Value>, carrier: Option<u64>) {
     if conn.is_dead() {
         // Closing (or failed): the host is not asked any more.
-        let _ = conn.send_response(&bridge::ElicitResult::Cancel.frame_text(&id));
+        let _ = conn.send_response(&elicitation::ElicitResult::Cancel.frame_text(&id));
         return;
     }
-    let request = bridge::elicitation_to_request(&params);
-    let url_mode = bridge::is_url_mode(&params);
+    let request = elicitation::elicitation_to_request(&params);
+    let url_mode = elicitation::is_url_mode(&params);
     let schema = params.get("requestedSchema").is_some().then(|| {
         let mut params = params;
         params.swap_remove("requestedSchema").unwrap_or_default()
@@ -106,7 +100,7 @@ fn elicit(
         if let (Some(carrier), Some(t)) = (carrier, ot.get()) {
             c.uncarry(carrier, *t);
         }
-        let (result, why) = crate::host::sep1034::live_result(finish, url_mode, schema.as_ref());
+        let (result, why) = crate::host::defaults::live_result(finish, url_mode, schema.as_ref());
         if let Some(why) = why {
             c.set_elicitation_error(&why);
         }

@@ -54,7 +54,7 @@ pub fn result_value(line: &str) -> std::result::Result<Value, Value> {
 
 /// What one inbound message is.
 #[derive(Debug, PartialEq)]
-pub enum Inbound<'a> {
+pub enum Classified<'a> {
     /// A server request: a non-null `id` and a string `method`.
     Request {
         id: &'a Value,
@@ -73,7 +73,7 @@ pub enum Inbound<'a> {
 }
 
 /// Classifies one message; only a message that is not a JSON object is an error.
-pub fn classify(msg: &Value) -> Result<Inbound<'_>> {
+pub fn classify(msg: &Value) -> Result<Classified<'_>> {
     let obj = msg.as_object().ok_or_else(|| {
         Error::invalid_argument(format!(
             "a JSON-RPC message must be a JSON object, got {}",
@@ -158,20 +158,20 @@ impl<'de> Deserialize<'de> for Envelope {
 }
 
 /// [`classify`] for a message already known to be an object.
-pub fn classify_object(obj: &Map<String, Value>) -> Inbound<'_> {
+pub fn classify_object(obj: &Map<String, Value>) -> Classified<'_> {
     let id = obj.get("id").filter(|v| !v.is_null());
     match (obj.get("method"), id) {
-        (Some(Value::String(method)), Some(id)) => Inbound::Request {
+        (Some(Value::String(method)), Some(id)) => Classified::Request {
             id,
             method,
             params: obj.get("params"),
         },
-        (Some(Value::String(method)), None) => Inbound::Notification {
+        (Some(Value::String(method)), None) => Classified::Notification {
             method,
             params: obj.get("params"),
         },
-        (None, Some(id)) => Inbound::Response { id },
-        _ => Inbound::Other,
+        (None, Some(id)) => Classified::Response { id },
+        _ => Classified::Other,
     }
 }
 
@@ -288,16 +288,16 @@ mod tests {
     #[test]
     fn classify_by_method_first() {
         let v = parse(r#"{"id":0,"method":"ping"}"#, "m").unwrap();
-        assert!(matches!(classify(&v).unwrap(), Inbound::Request { .. }));
+        assert!(matches!(classify(&v).unwrap(), Classified::Request { .. }));
         let v = parse(r#"{"id":null,"method":"x"}"#, "m").unwrap();
         assert!(matches!(
             classify(&v).unwrap(),
-            Inbound::Notification { .. }
+            Classified::Notification { .. }
         ));
         let v = parse(r#"{"id":3,"method":5}"#, "m").unwrap();
-        assert_eq!(classify(&v).unwrap(), Inbound::Other);
+        assert_eq!(classify(&v).unwrap(), Classified::Other);
         let v = parse(r#"{"id":3,"result":{}}"#, "m").unwrap();
-        assert!(matches!(classify(&v).unwrap(), Inbound::Response { .. }));
+        assert!(matches!(classify(&v).unwrap(), Classified::Response { .. }));
         assert!(classify(&parse("[]", "m").unwrap()).is_err());
     }
 
@@ -376,8 +376,8 @@ mod tests {
             let map = map.as_object().unwrap();
             let e: Envelope = serde_json::from_str(line).unwrap();
             let (id, method) = match classify_object(map) {
-                Inbound::Request { id, method, .. } => (Some(id), Some(method)),
-                Inbound::Notification { method, .. } => (None, Some(method)),
+                Classified::Request { id, method, .. } => (Some(id), Some(method)),
+                Classified::Notification { method, .. } => (None, Some(method)),
                 _ => (map.get("id").filter(|v| !v.is_null()), None),
             };
             assert_eq!(e.id.as_ref(), id, "{line}");

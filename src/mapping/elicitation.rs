@@ -3,7 +3,7 @@
 //! functions; the byte-parity vectors in `shared/parity/` pin every choice here.
 
 use crate::error::{Error, Result};
-use crate::json::rpc::{self as jsonrpc, Inbound};
+use crate::json::rpc::{self, Classified};
 use crate::json::type_name;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -246,12 +246,12 @@ pub fn route<'a>(
     has_resolver: bool,
 ) -> Route<'a> {
     match method {
-        "ping" => Route::Reply(jsonrpc::result_frame(id, Value::Object(Map::new()))),
+        "ping" => Route::Reply(rpc::result_frame(id, Value::Object(Map::new()))),
         "elicitation/create" if has_resolver => match elicitation_params(params) {
             Some(p) => Route::Elicit(p),
-            None => Route::Reply(jsonrpc::error_frame(id, -32602, "Invalid params")),
+            None => Route::Reply(rpc::error_frame(id, -32602, "Invalid params")),
         },
-        _ => Route::Reply(jsonrpc::error_frame(id, -32601, "Method not found")),
+        _ => Route::Reply(rpc::error_frame(id, -32601, "Method not found")),
     }
 }
 
@@ -262,8 +262,8 @@ pub fn server_request_response(
     msg: &Value,
     resolver: Option<SyncResolver<'_>>,
 ) -> Result<Option<Value>> {
-    let (id, method, params) = match jsonrpc::classify(msg)? {
-        Inbound::Request { id, method, params } => (id, method, params),
+    let (id, method, params) = match rpc::classify(msg)? {
+        Classified::Request { id, method, params } => (id, method, params),
         _ => return Ok(None),
     };
     let reply = match (route(id, method, params, resolver.is_some()), resolver) {
@@ -274,9 +274,9 @@ pub fn server_request_response(
                 Some(answer) => answer_to_result(answer),
                 None => ElicitResult::Cancel,
             };
-            jsonrpc::result_frame(id, result.into_value())
+            rpc::result_frame(id, result.into_value())
         }
-        (Route::Elicit(_), None) => jsonrpc::error_frame(id, -32601, "Method not found"),
+        (Route::Elicit(_), None) => rpc::error_frame(id, -32601, "Method not found"),
     };
     Ok(Some(reply))
 }
@@ -357,8 +357,7 @@ mod tests {
         for id in [r#"7"#, r#""s-\"1""#, r#"1.0e3"#, r#"null"#] {
             let id = parse(id, "id").unwrap();
             for r in &results {
-                let want =
-                    crate::json::to_text(&jsonrpc::result_frame(&id, r.clone().into_value()));
+                let want = crate::json::to_text(&rpc::result_frame(&id, r.clone().into_value()));
                 assert_eq!(r.frame_text(&id), want);
             }
         }

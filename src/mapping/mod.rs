@@ -3,7 +3,7 @@
 //! ([`listing`]), results ([`shape`]), tools in a model provider's shape ([`adapters`]), and
 //! Skills entries and their verification on read ([`skills`], SEP-2640), resources and prompts
 //! as a host sees them ([`resources`], [`prompts`]), RFC 6570 templates ([`uri_template`]).
-//! No I/O, nothing of C. (The live bridge's SEP-1034 defaults are the host's: `host::sep1034`.)
+//! No I/O, nothing of C. (The live bridge's SEP-1034 defaults are the host's: `host::defaults`.)
 
 pub(crate) mod adapters;
 pub(crate) mod elicitation;

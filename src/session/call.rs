@@ -7,7 +7,7 @@
 //! server, phase and cause).
 
 use super::mrtr::{Round, MAX_ROUNDS};
-use super::suspend::{self, Pending, Start};
+use super::suspend::{self, Start, SuspendedCall};
 use super::Era;
 use super::{modern, CallCtl, Session, NEXT_PROGRESS_TOKEN};
 use crate::conn::{Limits, Req, RequestError};
@@ -256,7 +256,7 @@ impl Session {
                     with_resolver,
                     Some(token),
                     self.spec.log_level,
-                    &[super::tasks::EXTENSION],
+                    &[super::tasks::TASKS_EXTENSION],
                 )
             } else {
                 modern::envelope(with_resolver, Some(token), self.spec.log_level, &[])
@@ -286,7 +286,7 @@ impl Session {
     fn round_end(&self, r: Round, at: &Suspension<'_>) -> Option<String> {
         match r {
             Round::Answered(_) => None,
-            Round::Suspended(requests) => Some(suspend::pending_result(&Pending {
+            Round::Suspended(requests) => Some(suspend::pending_result(&SuspendedCall {
                 server: &self.spec.name,
                 tool: at.remote,
                 arguments: at.args_json,

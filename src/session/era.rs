@@ -20,16 +20,16 @@
 //! -32042, all of them suspendable), `"legacy"` and `"modern"` fix the era. Nothing is ever
 //! re-sent in the other era to recover a call.
 
-use super::probe::{self, Verdict};
+use super::probe::{self, ProbeVerdict};
 use super::Era;
 use super::{legacy, Session, StartError};
 use crate::config::{Endpoint, Protocol};
-use crate::host::LiveBridge;
+use crate::host::Host;
 
 use crate::versions::MODERN_VERSION;
 
 /// Chooses the era, runs the handshake where there is one, and records how (`era_reason`).
-pub(super) fn choose(s: &mut Session, live: &Option<LiveBridge>) -> Result<(), StartError> {
+pub(super) fn choose(s: &mut Session, live: &Option<Host>) -> Result<(), StartError> {
     let stdio = matches!(s.spec.endpoint, Endpoint::Local { .. });
     let mut attempts: Vec<String> = Vec::new();
     let (probe_first, must_be_modern) = match s.spec.protocol {
@@ -52,11 +52,11 @@ pub(super) fn choose(s: &mut Session, live: &Option<LiveBridge>) -> Result<(), S
     };
     if probe_first {
         match probe::run(s) {
-            Verdict::Modern => {
+            ProbeVerdict::Modern => {
                 modern = true;
                 reason = format!("the server answered server/discover ({MODERN_VERSION})");
             }
-            Verdict::Auth(f) => return Err(s.failed("discover", &f)),
+            ProbeVerdict::Auth(f) => return Err(s.failed("discover", &f)),
             verdict if must_be_modern => {
                 return Err(s.phase_error(
                     "discover",
@@ -66,11 +66,11 @@ pub(super) fn choose(s: &mut Session, live: &Option<LiveBridge>) -> Result<(), S
                 ),
                 ))
             }
-            Verdict::Legacy(note) => {
+            ProbeVerdict::Legacy(note) => {
                 reason = format!("the {MODERN_VERSION} probe: {note}");
                 attempts.push(reason.clone());
             }
-            Verdict::Exited(note) => {
+            ProbeVerdict::Exited(note) => {
                 reason =
                     format!("the {MODERN_VERSION} probe: {note} (the server was started again)");
                 attempts.push(format!("the {MODERN_VERSION} probe: {note}"));
@@ -131,7 +131,7 @@ pub(super) fn choose(s: &mut Session, live: &Option<LiveBridge>) -> Result<(), S
                     // fresh child (the one that refused may be exiting, as above).
                     let refused = "the server refused the handshake (it was started again)";
                     s.restart_after(live, refused)?;
-                    if let Verdict::Modern = probe::run(s) {
+                    if let ProbeVerdict::Modern = probe::run(s) {
                         modern = true;
                         reason = format!(
                             "the server refused the handshake, was started again and answered server/discover ({MODERN_VERSION})"

@@ -28,7 +28,7 @@ pub(crate) use suspend::{decode as decode_resume, Continue, Resume};
 
 use crate::config::{Endpoint, ServerSpec};
 use crate::conn::{Conn, ProgressSink, Req, RequestError};
-use crate::host::LiveBridge;
+use crate::host::Host;
 use crate::mapping::listing::{self, ListedTool};
 use crate::transport::http::HttpTransport;
 use crate::transport::Transport;
@@ -86,7 +86,7 @@ pub(crate) struct Session {
     /// How the era was reached (`eraReason` in the status, issue 23).
     pub(crate) era_reason: String,
     /// The host's resolver, when one is registered (MRTR and -32042 questions ask it, §6).
-    pub(crate) live: Option<LiveBridge>,
+    pub(crate) live: Option<Host>,
     with_resolver: bool,
     /// Modern HTTP: each tool's `x-mcp-header` arguments (argument, header), §6; replaced
     /// whole by each listing (issue 28: a refresh may change them).
@@ -171,7 +171,7 @@ impl Abort {
 
 /// The tools one `tools/list` (every page) gave (§3), with what the status should say of it
 /// and, in MCP 2026-07-28, how long it may be taken as fresh (`ttlMs`, issue 28).
-pub(crate) struct Listing {
+pub(crate) struct ToolListing {
     pub(crate) tools: Vec<ListedTool>,
     pub(crate) warnings: Vec<String>,
     /// The smallest positive `ttlMs` of its pages; None: no time given (0, absent, legacy).
@@ -211,9 +211,9 @@ impl Gate {
 /// lists its tools. On failure the transport is already shut down.
 pub(crate) fn open(
     spec: &ServerSpec,
-    live: Option<LiveBridge>,
+    live: Option<Host>,
     hooks: Hooks,
-) -> Result<(Session, Listing), StartError> {
+) -> Result<(Session, ToolListing), StartError> {
     let mut session = start(spec, live.clone(), &hooks)?;
     match establish(&mut session, &live) {
         Ok(tools) => Ok((session, tools)),
@@ -228,10 +228,10 @@ pub(crate) fn open(
 /// connection ended): the same config, no probe, and the era's reason kept.
 pub(crate) fn reopen(
     spec: &ServerSpec,
-    live: Option<LiveBridge>,
+    live: Option<Host>,
     hooks: Hooks,
     was: &Session,
-) -> Result<(Session, Listing), StartError> {
+) -> Result<(Session, ToolListing), StartError> {
     let mut same_era = spec.clone();
     same_era.protocol = match was.era {
         Era::Legacy => crate::config::Protocol::Legacy,
@@ -246,11 +246,7 @@ pub(crate) fn reopen(
 /// Starts the transport for `spec` (a child process, or an HTTP connection): the connection
 /// first (its server requests answered by the host side), then for a remote server the HTTP
 /// client and the authorizer (§8, built here and handed down), then the transport, attached.
-fn start(
-    spec: &ServerSpec,
-    live: Option<LiveBridge>,
-    hooks: &Hooks,
-) -> Result<Session, StartError> {
+fn start(spec: &ServerSpec, live: Option<Host>, hooks: &Hooks) -> Result<Session, StartError> {
     let with_resolver = live.is_some();
     let answering = Arc::new(crate::host::server_requests::Answering { live: live.clone() });
     let conn = Conn::new(answering);
@@ -349,7 +345,7 @@ fn start(
 /// The era (§6: [`era`]), the handshake where there is one, the subscription to tool-list
 /// changes in MCP 2026-07-28 (before the list, so no change between them is missed), the
 /// tools.
-fn establish(s: &mut Session, live: &Option<LiveBridge>) -> Result<Listing, StartError> {
+fn establish(s: &mut Session, live: &Option<Host>) -> Result<ToolListing, StartError> {
     let named = |s: &Session, e: StartError| match &s.before {
         Some(b) => with_before(e, b),
         None => e,
@@ -409,7 +405,7 @@ impl Session {
         }
     }
 
-    fn restart(&mut self, live: &Option<LiveBridge>) -> Result<(), StartError> {
+    fn restart(&mut self, live: &Option<Host>) -> Result<(), StartError> {
         self.stop();
         *self = start(&self.spec, live.clone(), &self.hooks.clone())?;
         Ok(())
@@ -417,7 +413,7 @@ impl Session {
 
     /// [`Session::restart`] after `what` happened to the first child: a failure of the new
     /// one (or of starting it) names both.
-    fn restart_after(&mut self, live: &Option<LiveBridge>, what: &str) -> Result<(), StartError> {
+    fn restart_after(&mut self, live: &Option<Host>, what: &str) -> Result<(), StartError> {
         let before = self.spec.secrets().mask(what);
         self.restart(live).map_err(|e| with_before(e, &before))?;
         self.before = Some(before);
@@ -471,7 +467,7 @@ impl Session {
     /// Every `tools/list` page (§3); in the modern era with the `_meta` envelope, and over
     /// HTTP each tool's routing headers noted, tools with invalid ones dropped (§6). Callable
     /// again on a connected session (issue 28: a refresh), its routing headers replaced whole.
-    pub(crate) fn list_tools(&self) -> Result<Listing, StartError> {
+    pub(crate) fn list_tools(&self) -> Result<ToolListing, StartError> {
         let mut tools = Vec::new();
         let mut warnings = Vec::new();
         let mut ttl: Option<Duration> = None;
@@ -528,7 +524,7 @@ impl Session {
             });
             *crate::util::write(&self.header_params) = routed;
         }
-        Ok(Listing {
+        Ok(ToolListing {
             tools,
             warnings,
             ttl,

@@ -8,7 +8,7 @@ use super::suspend::SavedRequest;
 use super::{CallCtl, Session};
 use crate::host::question::{Asked, Question};
 use crate::host::server_requests::ASKED_WITHOUT_RESOLVER;
-use crate::mapping::elicitation::{self as bridge, ElicitResult};
+use crate::mapping::elicitation::{self, ElicitResult};
 use serde_json::{Map, Value};
 
 /// The most MRTR retries of one request, across resumes (§6): the 11th `input_required` ends it.
@@ -53,7 +53,7 @@ impl Session {
         if questions.is_empty() {
             return Round::Answered("{}".into());
         }
-        let saved = |qs: &[(String, Map<String, Value>)], requests: &[bridge::Request]| {
+        let saved = |qs: &[(String, Map<String, Value>)], requests: &[elicitation::Request]| {
             qs.iter()
                 .zip(requests)
                 .map(|((key, params), r)| SavedRequest {
@@ -64,7 +64,7 @@ impl Session {
                 })
                 .collect::<Vec<_>>()
         };
-        let requests: Vec<bridge::Request> = questions
+        let requests: Vec<elicitation::Request> = questions
             .iter()
             .map(|(_, p)| self.request_for(p, false))
             .collect();
@@ -89,9 +89,9 @@ impl Session {
         &self,
         params: &Map<String, Value>,
         force_url: bool,
-    ) -> bridge::Request {
-        let mut req = bridge::elicitation_to_request(params);
-        if force_url || bridge::is_url_mode(params) {
+    ) -> elicitation::Request {
+        let mut req = elicitation::elicitation_to_request(params);
+        if force_url || elicitation::is_url_mode(params) {
             if let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(&req.json) {
                 let mut data = Map::new();
                 data.insert("server".into(), Value::String(self.spec.name.clone()));
@@ -108,7 +108,7 @@ impl Session {
     pub(super) fn ask_all(
         &self,
         questions: &[(String, Map<String, Value>)],
-        requests: &[bridge::Request],
+        requests: &[elicitation::Request],
         ctl: &CallCtl<'_>,
     ) -> Result<Vec<ElicitResult>, AskEnd> {
         let Some(live) = self.live.as_ref() else {
@@ -122,7 +122,7 @@ impl Session {
             }
         };
         for ((_, params), request) in questions.iter().zip(requests) {
-            let url_mode = bridge::is_url_mode(params);
+            let url_mode = elicitation::is_url_mode(params);
             let schema = params
                 .get("requestedSchema")
                 .filter(|s| !s.is_null())

@@ -17,7 +17,7 @@ use super::{modern, Session};
 use crate::conn::{Limits, Req, RequestError};
 
 /// The probe's verdict.
-pub(super) enum Verdict {
+pub(super) enum ProbeVerdict {
     Modern,
     /// Legacy, with what the probe got (for a failure text that names every attempt).
     Legacy(String),
@@ -27,17 +27,17 @@ pub(super) enum Verdict {
     Auth(RequestError),
 }
 
-impl Verdict {
+impl ProbeVerdict {
     pub(super) fn note(&self) -> &str {
         match self {
-            Verdict::Modern => "it answered the probe",
-            Verdict::Legacy(n) | Verdict::Exited(n) => n,
-            Verdict::Auth(_) => "the login failed",
+            ProbeVerdict::Modern => "it answered the probe",
+            ProbeVerdict::Legacy(n) | ProbeVerdict::Exited(n) => n,
+            ProbeVerdict::Auth(_) => "the login failed",
         }
     }
 }
 
-pub(super) fn run(s: &Session) -> Verdict {
+pub(super) fn run(s: &Session) -> ProbeVerdict {
     s.wire_era(Era::Modern);
     let params = modern::discover_params(s.with_resolver, s.spec.log_level);
     let transport = s.transport.clone();
@@ -58,17 +58,17 @@ pub(super) fn run(s: &Session) -> Verdict {
     let verdict = match r {
         Ok(v) if modern::is_discover_result(&v) => {
             s.learned_capabilities(&v);
-            Verdict::Modern
+            ProbeVerdict::Modern
         }
         // Masked before it is cut, so that no part of a secret the server echoed survives (§9).
-        Ok(v) => Verdict::Legacy(format!(
+        Ok(v) => ProbeVerdict::Legacy(format!(
             "not a DiscoverResult: {}",
             crate::util::quoted(&s.spec.secrets().mask(&crate::json::to_text(&v)))
         )),
-        Err(RequestError::Rpc(e)) if modern::is_modern_error(&e) => Verdict::Modern,
-        Err(f @ RequestError::Auth(_)) => Verdict::Auth(f),
-        Err(f) if s.conn.is_dead() => Verdict::Exited(s.explain(&f)),
-        Err(RequestError::Timeout(_)) => Verdict::Legacy(format!(
+        Err(RequestError::Rpc(e)) if modern::is_modern_error(&e) => ProbeVerdict::Modern,
+        Err(f @ RequestError::Auth(_)) => ProbeVerdict::Auth(f),
+        Err(f) if s.conn.is_dead() => ProbeVerdict::Exited(s.explain(&f)),
+        Err(RequestError::Timeout(_)) => ProbeVerdict::Legacy(format!(
             "no answer within probeTimeoutMs ({} ms){}",
             s.spec.probe_timeout.as_millis(),
             if s.transport.peer_read_all().is_some() {
@@ -78,13 +78,13 @@ pub(super) fn run(s: &Session) -> Verdict {
             }
         )),
         // Never armed: the child did not even read the probe within the server's timeout.
-        Err(RequestError::TimedOutTotal(_)) => Verdict::Legacy(format!(
+        Err(RequestError::TimedOutTotal(_)) => ProbeVerdict::Legacy(format!(
             "the server did not read the probe within its timeout ({} ms)",
             s.spec.timeout.max(s.spec.probe_timeout).as_millis()
         )),
-        Err(f) => Verdict::Legacy(s.explain(&f)),
+        Err(f) => ProbeVerdict::Legacy(s.explain(&f)),
     };
-    if !matches!(verdict, Verdict::Modern) {
+    if !matches!(verdict, ProbeVerdict::Modern) {
         s.wire_era(Era::Legacy);
     }
     verdict

@@ -10,7 +10,7 @@ use super::list::{Pager, Step};
 use super::{modern, Era, Session};
 use crate::conn::{Req, RequestError};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mapping::skills::{self as sk, Entry};
+use crate::mapping::skills::{self as sk, SkillEntry};
 use crate::request::Routing;
 use crate::util::lock;
 use serde_json::{Map, Value};
@@ -20,15 +20,15 @@ use std::collections::{HashMap, HashSet};
 #[derive(Default)]
 pub(super) struct Held {
     /// The last listing's entries, by SKILL.md URI.
-    listed: HashMap<String, Entry>,
+    listed: HashMap<String, SkillEntry>,
     /// The skills loaded (SKILL.md verified), each with the entry it was loaded from: its
     /// files are read only against that entry (SEP-2640 "The Acting Window").
-    loaded: HashMap<String, Entry>,
+    loaded: HashMap<String, SkillEntry>,
 }
 
 /// One server's listing: its valid entries as it sent them, in its order, and why any other
 /// entry was left out.
-pub(crate) struct Listing {
+pub(crate) struct SkillListing {
     pub(crate) skills: Vec<Value>,
     pub(crate) warnings: Vec<String>,
 }
@@ -41,8 +41,8 @@ impl Session {
 
     /// Every `skills/list` page, held as the entries later reads are verified against. A
     /// skill loaded from an entry that the new listing changed is no longer loaded.
-    pub(crate) fn list_skills(&self) -> std::result::Result<Listing, String> {
-        let mut entries: Vec<Entry> = Vec::new();
+    pub(crate) fn list_skills(&self) -> std::result::Result<SkillListing, String> {
+        let mut entries: Vec<SkillEntry> = Vec::new();
         let mut uris: HashSet<String> = HashSet::new();
         let mut warnings = Vec::new();
         let mut pager = Pager::new(self.era);
@@ -83,7 +83,7 @@ impl Session {
         held.listed = entries.into_iter().map(|e| (e.uri.clone(), e)).collect();
         let Held { listed, loaded } = &mut *held;
         loaded.retain(|uri, e| listed.get(uri).is_some_and(|l| l == e));
-        Ok(Listing { skills, warnings })
+        Ok(SkillListing { skills, warnings })
     }
 
     /// Loads the skill whose SKILL.md is `uri`: its entry (the listing's, else `skills/get`),
@@ -191,7 +191,7 @@ impl Session {
 
     /// The entry of a skill the listing does not hold, from `skills/get` (SEP-2640: a host
     /// loads a skill given only its URI). An unknown skill is refused; nothing is read.
-    fn skill_entry(&self, uri: &str) -> Result<Entry> {
+    fn skill_entry(&self, uri: &str) -> Result<SkillEntry> {
         let mut members = String::from(r#""uri":"#);
         crate::json::rpc::push_json_string(&mut members, uri);
         let v = match self.value("skills/get", &members, None) {

@@ -7,7 +7,7 @@
 
 use super::Era;
 use crate::error::{Error, Result};
-use crate::mapping::elicitation as bridge;
+use crate::mapping::elicitation;
 use crate::responder::Finish;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
@@ -53,7 +53,7 @@ pub(crate) struct SavedRequest {
 }
 
 /// What a suspended call needs to go on.
-pub(crate) struct Pending<'a> {
+pub(crate) struct SuspendedCall<'a> {
     pub(crate) server: &'a str,
     pub(crate) tool: &'a str,
     pub(crate) arguments: &'a str,
@@ -67,7 +67,7 @@ pub(crate) struct Pending<'a> {
 }
 
 #[derive(Serialize, Deserialize)]
-struct Token {
+struct ResumeToken {
     v: u32,
     server: String,
     tool: String,
@@ -105,8 +105,8 @@ fn era_name(era: Era) -> &'static str {
 }
 
 /// The ToolResult of a suspended call (§6): isError false, the prompts, and `pending`.
-pub(crate) fn pending_result(p: &Pending<'_>) -> String {
-    let token = Token {
+pub(crate) fn pending_result(p: &SuspendedCall<'_>) -> String {
+    let token = ResumeToken {
         v: 1,
         server: p.server.to_string(),
         tool: p.tool.to_string(),
@@ -138,7 +138,7 @@ fn token_requests(requests: &[SavedRequest]) -> Vec<TokenRequest> {
 }
 
 /// `tn1.` + base64url (no padding) of the token's JSON (c-api.md "Suspended calls").
-fn encode(token: &Token) -> String {
+fn encode(token: &ResumeToken) -> String {
     let json = serde_json::to_string(token).unwrap_or_default();
     format!(
         "tn1.{}",
@@ -207,7 +207,7 @@ pub(crate) fn decode(token: &str) -> Result<Resume> {
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(body)
         .map_err(|_| bad("not base64url"))?;
-    let t: Token = serde_json::from_slice(&bytes).map_err(|e| bad(&e.to_string()))?;
+    let t: ResumeToken = serde_json::from_slice(&bytes).map_err(|e| bad(&e.to_string()))?;
     if t.v != 1 {
         return Err(bad("unknown version"));
     }
@@ -254,15 +254,15 @@ impl Resume {
         }
         let mut responses = Map::new();
         for r in &self.requests {
-            let url_mode = self.url_step || bridge::is_url_mode(&r.params);
+            let url_mode = self.url_step || elicitation::is_url_mode(&r.params);
             let finish = match answers.get(&r.id) {
-                Some(a) => match bridge::parse_answer(a.clone(), Some(&r.id)) {
+                Some(a) => match elicitation::parse_answer(a.clone(), Some(&r.id)) {
                     Ok(a) => Finish::Answer(a),
                     Err(e) => Finish::Cancel(e.message),
                 },
                 None => Finish::Cancel("no answer in answers_json".into()),
             };
-            let (result, _) = crate::host::sep1034::live_result(
+            let (result, _) = crate::host::defaults::live_result(
                 finish,
                 url_mode,
                 r.params.get("requestedSchema"),
@@ -270,10 +270,11 @@ impl Resume {
             if self.url_step
                 && !matches!(
                     result,
-                    bridge::ElicitResult::Accept(_) | bridge::ElicitResult::AcceptWithoutContent
+                    elicitation::ElicitResult::Accept(_)
+                        | elicitation::ElicitResult::AcceptWithoutContent
                 )
             {
-                let how = if matches!(result, bridge::ElicitResult::Decline) {
+                let how = if matches!(result, elicitation::ElicitResult::Decline) {
                     "declined"
                 } else {
                     "cancelled"
@@ -320,7 +321,7 @@ pub(crate) fn task_token(
     task: &TaskRef,
     requests: &[SavedRequest],
 ) -> String {
-    let token = Token {
+    let token = ResumeToken {
         v: 1,
         server: s.spec.name.clone(),
         tool: tool.to_string(),

@@ -6,7 +6,7 @@ use super::mrtr::{AskEnd, Round};
 use super::suspend::SavedRequest;
 use super::{CallCtl, Session};
 use crate::host::server_requests::ASKED_WITHOUT_RESOLVER;
-use crate::mapping::elicitation::{self as bridge, ElicitResult};
+use crate::mapping::elicitation::{self, ElicitResult};
 use serde_json::{Map, Value};
 
 impl Session {
@@ -36,7 +36,7 @@ impl Session {
                 (key, p)
             })
             .collect();
-        let requests: Vec<bridge::Request> = questions
+        let requests: Vec<elicitation::Request> = questions
             .iter()
             .map(|(_, p)| self.request_for(p, true))
             .collect();

@@ -74,7 +74,7 @@ impl Drop for Drained {
 
 /// A child's stderr in the drain: our read end (non-blocking), where its bytes go, and what
 /// is dropped when it ends (it wakes a shutdown waiting for it).
-struct Entry {
+struct Watched {
     pipe: os::OutputPipe,
     tail: Arc<StderrTail>,
     _on_end: Box<dyn Send>,
@@ -84,7 +84,7 @@ struct Drain {
     /// The process that made it (its poller is shared with any child forked since).
     pid: u32,
     poller: os::Poller,
-    entries: Mutex<HashMap<usize, Entry>>,
+    entries: Mutex<HashMap<usize, Watched>>,
     next: AtomicUsize,
 }
 
@@ -130,7 +130,7 @@ pub(super) fn drain(
         drain.poller.add(&stderr, token).map_err(why)?;
         entries.insert(
             token,
-            Entry {
+            Watched {
                 pipe: stderr,
                 tail,
                 _on_end: on_end,

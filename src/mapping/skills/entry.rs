@@ -2,7 +2,7 @@
 //! entry checked (its `SKILL.md`, its name, its files and their digests and sizes within
 //! bounds), and a file's path in a skill resolved against the skill's root.
 
-use super::EXTENSION;
+use super::SKILLS_EXTENSION;
 use serde_json::{Map, Value};
 
 /// The per-skill limits every host supports (SEP-2640 "Limits"); a larger skill is declined.
@@ -28,7 +28,7 @@ pub(crate) enum Files {
 
 /// A skill entry (from `skills/list` or `skills/get`), checked.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Entry {
+pub(crate) struct SkillEntry {
     /// The URI of its `SKILL.md`.
     pub(crate) uri: String,
     pub(crate) frontmatter: Map<String, Value>,
@@ -37,7 +37,7 @@ pub(crate) struct Entry {
     pub(crate) raw: Value,
 }
 
-impl Entry {
+impl SkillEntry {
     /// The skill's root: its `SKILL.md` URI without `/SKILL.md`.
     pub(crate) fn root(&self) -> &str {
         self.uri.strip_suffix("/SKILL.md").unwrap_or(&self.uri)
@@ -83,7 +83,7 @@ impl Entry {
 /// SKILL.md refers to its files: `references/FORMS.md`, `./references/FORMS.md`), resolved as a
 /// filesystem path would be (SEP-2640): `.` and empty segments dropped, `..` taken back within
 /// the root; an absolute path, or one that leaves the root, is refused.
-pub(crate) fn resolve(entry: &Entry, file: &str) -> Result<String, String> {
+pub(crate) fn resolve(entry: &SkillEntry, file: &str) -> Result<String, String> {
     if file.contains("://") {
         return Ok(file.to_string());
     }
@@ -116,14 +116,14 @@ pub(crate) fn resolve(entry: &Entry, file: &str) -> Result<String, String> {
 pub(crate) fn offered(capabilities: &Value) -> bool {
     capabilities
         .get("extensions")
-        .and_then(|e| e.get(EXTENSION))
+        .and_then(|e| e.get(SKILLS_EXTENSION))
         .is_some_and(Value::is_object)
 }
 
 /// One `skills/list` page: each entry checked (or why it is invalid, with its URI when it has
 /// one), and the next cursor.
 pub(crate) struct Page {
-    pub(crate) entries: Vec<Result<Entry, String>>,
+    pub(crate) entries: Vec<Result<SkillEntry, String>>,
     pub(crate) next: Option<String>,
 }
 
@@ -153,7 +153,7 @@ pub(crate) fn page(result: &Value) -> Result<Page, String> {
 /// segment is the frontmatter's `name`, `name` and `description` strings, and `resources` a
 /// complete list (each file once, inside the skill, the `SKILL.md` among them, digests
 /// `sha256:<64 lowercase hex>`, sizes whole numbers) or `"dynamic"`.
-pub(crate) fn entry(v: &Value) -> Result<Entry, String> {
+pub(crate) fn entry(v: &Value) -> Result<SkillEntry, String> {
     let o = v.as_object().ok_or("it is not an object")?;
     let uri = o
         .get("uri")
@@ -188,7 +188,7 @@ pub(crate) fn entry(v: &Value) -> Result<Entry, String> {
         Some(_) => return Err("its `resources` is neither a list nor \"dynamic\"".into()),
         None => return Err("it has no `resources`".into()),
     };
-    Ok(Entry {
+    Ok(SkillEntry {
         uri: uri.to_string(),
         frontmatter: frontmatter.clone(),
         files,

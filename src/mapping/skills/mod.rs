@@ -14,4 +14,4 @@ pub(crate) use entry::*;
 pub(crate) use verify::*;
 
 /// The extension's key in a server's `capabilities.extensions`.
-pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/skills";
+pub(crate) const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";

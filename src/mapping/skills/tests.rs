@@ -78,7 +78,7 @@ fn frontmatter_is_yaml_with_nesting_numbers_and_a_bom() {
         json!({"name":"x","description":"quoted: yes","metadata":{"version":2.1,"tags":["a","b"]},"license":"MIT","count":3,"flag":true})
     );
     // 3 and 3.0 are one number; the JSON side may be written either way.
-    let e = Entry {
+    let e = SkillEntry {
         uri: "skill://x/SKILL.md".into(),
         frontmatter: json!({"name":"x","description":"quoted: yes","metadata":{"tags":["a","b"],"version":2.10},"license":"MIT","count":3.0,"flag":true}).as_object().unwrap().clone(),
         files: Files::Dynamic,
@@ -245,6 +245,6 @@ fn pages_and_contents() {
         "u"
     )
     .is_err());
-    assert!(offered(&json!({"extensions":{EXTENSION:{}}})));
-    assert!(!offered(&json!({"extensions":{EXTENSION:true}})) && !offered(&json!({})));
+    assert!(offered(&json!({"extensions":{SKILLS_EXTENSION:{}}})));
+    assert!(!offered(&json!({"extensions":{SKILLS_EXTENSION:true}})) && !offered(&json!({})));
 }

@@ -1,7 +1,7 @@
 //! A skill's bytes as read, verified against its entry (SEP-2640): a `resources/read` result's
 //! content, its size, its SHA-256 digest, and a `SKILL.md`'s frontmatter field by field.
 
-use super::entry::{Entry, File};
+use super::entry::{File, SkillEntry};
 use super::frontmatter::frontmatter;
 use base64::Engine;
 use serde_json::Value;
@@ -96,7 +96,7 @@ pub(crate) fn check_bytes(file: &File, bytes: &[u8]) -> Result<(), String> {
 
 /// Frontmatter verification (SEP-2640): the SKILL.md's YAML frontmatter, parsed, equals the
 /// entry's `frontmatter` field by field; the error names each field that differs.
-pub(crate) fn check_frontmatter(entry: &Entry, text: &str) -> Result<(), String> {
+pub(crate) fn check_frontmatter(entry: &SkillEntry, text: &str) -> Result<(), String> {
     let file = frontmatter(text)?;
     let mut fields: Vec<&String> = entry.frontmatter.keys().collect();
     fields.extend(file.keys().filter(|k| !entry.frontmatter.contains_key(*k)));

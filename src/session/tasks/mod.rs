@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// The Tasks extension's identifier (SEP-2663).
-pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// A call whose timeout is longer than this goes as a task under `"tasks":"auto"`.
 const LONG_CALL: Duration = Duration::from_secs(60);
 /// The poll interval when the server names none, and the bounds put on one it names.
@@ -156,7 +156,10 @@ impl Session {
         };
         match self.era {
             Era::Legacy => c.pointer("/tasks/requests/tools/call").is_some(),
-            Era::Modern => c.get("extensions").and_then(|e| e.get(EXTENSION)).is_some(),
+            Era::Modern => c
+                .get("extensions")
+                .and_then(|e| e.get(TASKS_EXTENSION))
+                .is_some(),
         }
     }
 
@@ -210,7 +213,7 @@ impl Session {
                 self.with_resolver,
                 None,
                 self.spec.log_level,
-                &[EXTENSION],
+                &[TASKS_EXTENSION],
             ));
             p.push('}');
         }

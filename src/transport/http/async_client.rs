@@ -1,14 +1,14 @@
 //! The async HTTP client (reqwest/hyper, on the runtime; contract §5, §6): what the direct
 //! client does not take (`initialize` and the era probe, a redirect, a stream to resume, a
 //! server whose connection could not be opened, a proxy) goes out here, each message on a task
-//! of its own. Its status is judged by [`protocol::judge`], the rules the direct client applies
+//! of its own. Its status is judged by [`protocol::status_verdict`], the rules the direct client applies
 //! too; its reply is read in [`super::async_reply`]. Before any session, `initialize` refused
 //! with 400/404/405 switches the connection to the HTTP+SSE transport ([`super::legacy_sse`]).
 
 use super::inbox::Inbox;
 use super::legacy_sse::LegacySse;
-use super::protocol::{self, Post, Sent, Verdict};
-use super::state::{HttpTransport, Mode};
+use super::protocol::{self, Post, Sent, StatusVerdict};
+use super::transport::{Dialect, HttpTransport};
 use crate::net::{explain_reqwest, runtime};
 use crate::request::RequestError;
 use crate::util::{lock, redact};
@@ -157,8 +157,8 @@ impl HttpTransport {
                 Sent {
                     request: out.id.is_some(),
                     opens_session: out.opens_session,
-                    unknown: matches!(st.mode, Mode::Unknown),
-                    modern: matches!(st.mode, Mode::Modern),
+                    unknown: matches!(st.mode, Dialect::Unknown),
+                    modern: matches!(st.mode, Dialect::Modern),
                     had_session: st.session.is_some() && !out.opens_session,
                 }
             };
@@ -171,14 +171,14 @@ impl HttpTransport {
                 .body(out.body.clone());
             let resp = self.send_bounded(req).await.map_err(RequestError::Lost)?;
             let status = resp.status().as_u16();
-            match protocol::judge(status, &sent) {
-                Verdict::Denied => {
+            match protocol::status_verdict(status, &sent) {
+                StatusVerdict::Denied => {
                     if self.denied(&resp, sent_with, &mut rounds, out.id).await? {
                         continue;
                     }
                     return self.error_status(resp, out.id, sent.modern).await;
                 }
-                Verdict::NotStreamable => {
+                StatusVerdict::NotStreamable => {
                     // Kept for the failure text: a 400 may carry the real reason (a JSON-RPC
                     // error such as -32022 from a server of another protocol era).
                     let first = format!(
@@ -190,20 +190,22 @@ impl HttpTransport {
                         .await
                         .map_err(RequestError::Lost)?;
                     let _ = self.legacy.set(legacy);
-                    lock(&self.state).mode = Mode::Legacy;
+                    lock(&self.state).mode = Dialect::Legacy;
                     continue;
                 }
-                Verdict::SessionExpired => return Err(RequestError::SessionExpired(generation)),
-                Verdict::Taken => return Ok(()), // notifications and responses: body ignored
-                Verdict::Redirect | Verdict::Error => {
+                StatusVerdict::SessionExpired => {
+                    return Err(RequestError::SessionExpired(generation))
+                }
+                StatusVerdict::Taken => return Ok(()), // notifications and responses: body ignored
+                StatusVerdict::Redirect | StatusVerdict::Error => {
                     return self.error_status(resp, out.id, sent.modern).await
                 }
-                Verdict::Read => {}
+                StatusVerdict::Read => {}
             }
             if out.opens_session {
                 let mut st = lock(&self.state);
                 st.session = super::session_of(&resp);
-                st.mode = Mode::Streamable;
+                st.mode = Dialect::Streamable;
                 st.generation += 1;
             }
             let Some(id) = out.id else {
@@ -232,7 +234,7 @@ impl HttpTransport {
             let quoted = quoted.strip_prefix(": ").unwrap_or("");
             return Err(RequestError::Lost(protocol::status_error(status, quoted)));
         };
-        let mut body = protocol::Body::new(id, false, self.max_bytes);
+        let mut body = protocol::ReplyBody::new(id, false, self.max_bytes);
         let bytes = self.read_body(resp).await.unwrap_or_default();
         let _ = body.feed(&bytes, &mut Vec::new());
         let (answering, text) = body.answering_messages();

@@ -1,11 +1,11 @@
 //! Reading a request's reply on the async client (contract §5): a JSON body, or an SSE stream
 //! whose messages are filed as they come, resumed with GET + `Last-Event-ID` after the server's
 //! `retry:` when it closes before the response (never in MCP 2026-07-28, which has no
-//! resumption, §6). The body is read by [`protocol::Body`], as on the direct client.
+//! resumption, §6). The body is read by [`protocol::ReplyBody`], as on the direct client.
 
 use super::inbox::Inbox;
-use super::protocol::{self, Body, StreamEnd, DEFAULT_RETRY, MAX_RESUMES};
-use super::state::HttpTransport;
+use super::protocol::{self, ReplyBody, StreamEnd, DEFAULT_RETRY, MAX_RESUMES};
+use super::transport::HttpTransport;
 use crate::net::explain_reqwest;
 use crate::transport::sse;
 use futures_util::StreamExt;
@@ -52,7 +52,7 @@ impl HttpTransport {
             return self.follow(Some(resp), id, None, None, timeout).await;
         }
         let bytes = self.read_body(resp).await?;
-        let mut body = Body::new(id, false, self.max_bytes);
+        let mut body = ReplyBody::new(id, false, self.max_bytes);
         body.feed(&bytes, &mut Vec::new())?;
         let (msgs, unanswered) = body.json_messages(&|t| self.quote(t))?;
         for msg in msgs {
@@ -173,7 +173,7 @@ impl HttpTransport {
     pub(super) async fn read_events(&self, resp: reqwest::Response, id: Option<u64>) -> StreamRead {
         let mut end = StreamRead::default();
         // A stream that carries no request's answer (the standalone GET) is read the same way.
-        let mut body = Body::new(id.unwrap_or(0), true, self.max_bytes);
+        let mut body = ReplyBody::new(id.unwrap_or(0), true, self.max_bytes);
         let mut chunks = resp.bytes_stream();
         let mut msgs = Vec::new();
         while let Some(chunk) = chunks.next().await {

@@ -5,7 +5,7 @@
 //! `subscriptions/listen` POST whose reply is a long-lived event stream (issue 28), kept the
 //! same way.
 
-use super::state::HttpTransport;
+use super::transport::HttpTransport;
 use crate::net::runtime;
 use crate::util::{jitter, lock};
 use std::sync::Arc;

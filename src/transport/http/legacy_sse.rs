@@ -1,5 +1,6 @@
-//! The HTTP+SSE transport of MCP 2024-11-05, a transport of its own (contract §5; issue 24):
-//! the fallback when a server refuses streamable HTTP's `initialize` POST. GET the event
+//! HTTP+SSE, the transport of MCP 2024-11-05 (contract §5), here a dialect of the one
+//! [`HttpTransport`](super::transport::HttpTransport) (`Dialect::Legacy`), not a transport of its
+//! own: the fallback when a server refuses streamable HTTP's `initialize` POST. GET the event
 //! stream, wait for its `endpoint` event, then POST every message there; every reply comes back
 //! on the GET stream, filed through the connection's inbox. The endpoint must be on the
 //! configured origin (§9: headers never follow it elsewhere). The streamable-HTTP connection
@@ -167,7 +168,7 @@ impl LegacySse {
 /// Sends the request `make` builds with the authorizer's headers for `method` and `url` (a new
 /// DPoP proof each time), bounded by the timeout; a 401/403 runs authorization (§8) and sends
 /// it again when a new token is in place (the timer of request `id` paused meanwhile). Any other
-/// response is the caller's to judge.
+/// response is the caller's to status_verdict.
 async fn authorized(
     parts: &Parts,
     url: &Url,

@@ -17,20 +17,20 @@ mod get_stream;
 mod inbox;
 mod legacy_sse;
 mod protocol;
-mod state;
+mod transport;
 
 #[cfg(feature = "fuzzing")]
 pub(crate) use direct::{body, head};
-pub(crate) use state::{connect, parse_url, Bounds, HttpTransport, Remote};
+pub(crate) use transport::{connect, parse_url, Bounds, HttpTransport, Remote};
 
 use crate::net::runtime;
 use crate::transport::{OutKind, Outgoing, Transport};
 use crate::util::lock;
 use protocol::Post;
 use reqwest::header::CONTENT_TYPE;
-use state::Mode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use transport::Dialect;
 
 /// A response header's value as text (None when absent or not visible ASCII).
 pub(crate) fn header_text<'a>(resp: &'a reqwest::Response, name: &str) -> Option<&'a str> {
@@ -110,15 +110,15 @@ impl HttpTransport {
     /// The session speaks MCP 2026-07-28 from now on: no session, its own headers, no
     /// resumption.
     pub(crate) fn speak_modern(&self) {
-        lock(&self.state).mode = Mode::Modern;
+        lock(&self.state).mode = Dialect::Modern;
     }
 
     /// The session speaks the handshake era from now on (after a probe that found no modern
     /// server): whether streamable or legacy HTTP+SSE is for `initialize` to find out.
     pub(crate) fn speak_handshake(&self) {
         let mut st = lock(&self.state);
-        if matches!(st.mode, Mode::Modern) {
-            st.mode = Mode::Unknown;
+        if matches!(st.mode, Dialect::Modern) {
+            st.mode = Dialect::Unknown;
         }
     }
 
@@ -130,7 +130,7 @@ impl HttpTransport {
     /// After `notifications/initialized`: opens the server's standalone GET stream and waits
     /// for the server's answer (§5). A warning for the status when it could not be opened.
     pub(crate) fn open_get_stream(&self) -> Option<String> {
-        if !matches!(lock(&self.state).mode, Mode::Streamable) {
+        if !matches!(lock(&self.state).mode, Dialect::Streamable) {
             return None; // legacy HTTP+SSE: its one stream is already open
         }
         let me = self.me.upgrade()?;
@@ -169,19 +169,19 @@ impl Transport for HttpTransport {
     }
 
     fn cancels_by_closing(&self) -> bool {
-        matches!(lock(&self.state).mode, Mode::Modern)
+        matches!(lock(&self.state).mode, Dialect::Modern)
     }
 
     fn clock_per_call(&self) -> bool {
-        !matches!(lock(&self.state).mode, Mode::Legacy)
+        !matches!(lock(&self.state).mode, Dialect::Legacy)
     }
 
     fn carries_server_requests(&self) -> bool {
         let st = lock(&self.state);
         match st.mode {
-            Mode::Legacy => true,
-            Mode::Streamable => st.session.is_some(),
-            Mode::Modern | Mode::Unknown => false,
+            Dialect::Legacy => true,
+            Dialect::Streamable => st.session.is_some(),
+            Dialect::Modern | Dialect::Unknown => false,
         }
     }
 
@@ -203,7 +203,7 @@ impl Transport for HttpTransport {
         }
         let in_session = {
             let st = lock(&self.state);
-            matches!(st.mode, Mode::Streamable) && st.session.is_some()
+            matches!(st.mode, Dialect::Streamable) && st.session.is_some()
         };
         if in_session {
             // With the session id and the protocol version, like every request after initialize.

@@ -1,7 +1,7 @@
 //! Streamable HTTP, the protocol as both HTTP clients speak it (contract §5, §6, §8; issue 24),
 //! written once and free of I/O: what one outbound message is ([`Post`]), the headers a POST
-//! carries in each era ([`each_header`]), how a reply's status is judged ([`judge`]), a reply's body
-//! read into messages ([`Body`]), and what a stream that ended means ([`stream_end`]). The async
+//! carries in each era ([`each_header`]), how a reply's status is judged ([`status_verdict`]), a reply's body
+//! read into messages ([`ReplyBody`]), and what a stream that ended means ([`stream_end`]). The async
 //! client (reqwest, [`super::async_client`]) and the direct HTTP/1.1 client ([`super::direct`])
 //! only move the bytes and drive these.
 
@@ -31,7 +31,7 @@ pub(super) struct Post {
 }
 
 /// What a POST says of the session it is sent in.
-pub(super) enum Era<'a> {
+pub(super) enum PostSession<'a> {
     /// MCP 2026-07-28: no session; the version, the method and the routing headers (§6).
     Modern,
     /// The handshake era: the session id and the negotiated version, once there are.
@@ -51,7 +51,7 @@ pub(super) fn each_header(
     configured: &HeaderMap,
     authorization: &[(HeaderName, HeaderValue)],
     post: &Post,
-    era: Era<'_>,
+    era: PostSession<'_>,
     put: &mut dyn FnMut(&str, &[u8]),
 ) -> Result<(), RequestError> {
     let mut own: Vec<(std::borrow::Cow<'static, str>, &[u8])> = Vec::with_capacity(8);
@@ -61,7 +61,7 @@ pub(super) fn each_header(
     own.push((ACCEPT.as_str().into(), ACCEPT_BOTH.as_bytes()));
     own.push((CONTENT_TYPE.as_str().into(), b"application/json"));
     match era {
-        Era::Modern => {
+        PostSession::Modern => {
             own.push((VERSION_HEADER.into(), MODERN_VERSION.as_bytes()));
             if let Some(m) = &post.method {
                 own.push(("mcp-method".into(), header_safe(m)?));
@@ -77,7 +77,7 @@ pub(super) fn each_header(
                 }
             }
         }
-        Era::Session { session, version } => {
+        PostSession::Session { session, version } => {
             if let Some(s) = session {
                 own.push((SESSION_HEADER.into(), header_safe(s)?));
             }
@@ -116,7 +116,7 @@ pub(super) fn answers(text: &str, id: u64) -> bool {
 
 /// What the status of a POST's reply decides, before its body is read (§5, §6, §8).
 #[derive(Debug, PartialEq)]
-pub(super) enum Verdict {
+pub(super) enum StatusVerdict {
     /// A 2xx: read the body (an event stream, or JSON).
     Read,
     /// A 2xx to an answer or notification of ours: taken; its body is not ours to read.
@@ -136,7 +136,7 @@ pub(super) enum Verdict {
     Error,
 }
 
-/// What a POST was, for [`judge`].
+/// What a POST was, for [`status_verdict`].
 pub(super) struct Sent {
     /// A request of ours (an id), not an answer or notification.
     pub(super) request: bool,
@@ -149,15 +149,17 @@ pub(super) struct Sent {
 }
 
 /// Judges a reply's status (the rules both clients apply, once).
-pub(super) fn judge(status: u16, sent: &Sent) -> Verdict {
+pub(super) fn status_verdict(status: u16, sent: &Sent) -> StatusVerdict {
     match status {
-        200..=299 if !sent.request => Verdict::Taken,
-        200..=299 => Verdict::Read,
-        301 | 302 | 303 | 307 | 308 => Verdict::Redirect,
-        401 | 403 => Verdict::Denied,
-        400 | 404 | 405 if sent.opens_session && sent.unknown => Verdict::NotStreamable,
-        404 if !sent.modern && sent.had_session && !sent.opens_session => Verdict::SessionExpired,
-        _ => Verdict::Error,
+        200..=299 if !sent.request => StatusVerdict::Taken,
+        200..=299 => StatusVerdict::Read,
+        301 | 302 | 303 | 307 | 308 => StatusVerdict::Redirect,
+        401 | 403 => StatusVerdict::Denied,
+        400 | 404 | 405 if sent.opens_session && sent.unknown => StatusVerdict::NotStreamable,
+        404 if !sent.modern && sent.had_session && !sent.opens_session => {
+            StatusVerdict::SessionExpired
+        }
+        _ => StatusVerdict::Error,
     }
 }
 
@@ -176,7 +178,7 @@ pub(super) fn status_error(status: u16, quoted_body: &str) -> String {
 /// A reply's body as it arrives, read into the messages it carries (§5): an event stream event
 /// by event (each capped at `maxMessageBytes`), or a JSON body (one message or a batch) at its
 /// end.
-pub(super) struct Body {
+pub(super) struct ReplyBody {
     /// The request the reply answers.
     id: u64,
     sse: Option<EventParser>,
@@ -188,9 +190,9 @@ pub(super) struct Body {
     pub(super) retry: Option<u64>,
 }
 
-impl Body {
-    pub(super) fn new(id: u64, sse: bool, max: usize) -> Body {
-        Body {
+impl ReplyBody {
+    pub(super) fn new(id: u64, sse: bool, max: usize) -> ReplyBody {
+        ReplyBody {
             id,
             sse: sse.then(|| EventParser::new(max)),
             json: Vec::new(),
@@ -325,7 +327,7 @@ mod tests {
         configured: &[(&str, &str)],
         auth: &[(&str, &str)],
         p: &Post,
-        era: Era<'_>,
+        era: PostSession<'_>,
     ) -> Result<Vec<(String, String)>, RequestError> {
         let mut c = HeaderMap::new();
         for (k, v) in configured {
@@ -354,7 +356,7 @@ mod tests {
     #[test]
     fn the_protocol_s_headers_win_over_configured_ones_and_none_is_sent_twice() {
         let p = post(None, None);
-        let era = Era::Session {
+        let era = PostSession::Session {
             session: Some("s-1"),
             version: Some("2025-11-25"),
         };
@@ -387,7 +389,7 @@ mod tests {
             &[("Authorization", "Bearer configured")],
             &[],
             &p,
-            Era::Modern,
+            PostSession::Modern,
         )
         .unwrap();
         assert!(got.contains(&("authorization".into(), "Bearer configured".into())));
@@ -404,7 +406,7 @@ mod tests {
             &[],
             &[],
             &post(Some("tools/call"), Some(routing)),
-            Era::Modern,
+            PostSession::Modern,
         )
         .unwrap();
         for h in [
@@ -418,12 +420,12 @@ mod tests {
             name: Some("line\nbreak".into()),
             params: vec![],
         };
-        assert!(written(&[], &[], &post(None, Some(bad)), Era::Modern).is_err());
+        assert!(written(&[], &[], &post(None, Some(bad)), PostSession::Modern).is_err());
         let bad_name = crate::transport::Routing {
             name: None,
             params: vec![("a b".into(), "v".into())],
         };
-        let e = written(&[], &[], &post(None, Some(bad_name)), Era::Modern).unwrap_err();
+        let e = written(&[], &[], &post(None, Some(bad_name)), PostSession::Modern).unwrap_err();
         assert!(
             format!("{e:?}").contains("`a b` is not a header name"),
             "{e:?}"
@@ -443,35 +445,35 @@ mod tests {
     #[test]
     fn statuses_are_judged_once_for_both_clients() {
         let call = sent(true, false, false, false, true);
-        assert_eq!(judge(200, &call), Verdict::Read);
+        assert_eq!(status_verdict(200, &call), StatusVerdict::Read);
         assert_eq!(
-            judge(202, &sent(false, false, false, false, true)),
-            Verdict::Taken
+            status_verdict(202, &sent(false, false, false, false, true)),
+            StatusVerdict::Taken
         );
-        assert_eq!(judge(401, &call), Verdict::Denied);
-        assert_eq!(judge(403, &call), Verdict::Denied);
-        assert_eq!(judge(404, &call), Verdict::SessionExpired);
+        assert_eq!(status_verdict(401, &call), StatusVerdict::Denied);
+        assert_eq!(status_verdict(403, &call), StatusVerdict::Denied);
+        assert_eq!(status_verdict(404, &call), StatusVerdict::SessionExpired);
         assert_eq!(
-            judge(404, &sent(true, false, false, true, false)),
-            Verdict::Error
+            status_verdict(404, &sent(true, false, false, true, false)),
+            StatusVerdict::Error
         );
-        assert_eq!(judge(307, &call), Verdict::Redirect);
+        assert_eq!(status_verdict(307, &call), StatusVerdict::Redirect);
         assert_eq!(
-            judge(405, &sent(true, true, true, false, false)),
-            Verdict::NotStreamable
+            status_verdict(405, &sent(true, true, true, false, false)),
+            StatusVerdict::NotStreamable
         );
         assert_eq!(
-            judge(400, &sent(true, true, false, false, false)),
-            Verdict::Error
+            status_verdict(400, &sent(true, true, false, false, false)),
+            StatusVerdict::Error
         );
-        assert_eq!(judge(500, &call), Verdict::Error);
+        assert_eq!(status_verdict(500, &call), StatusVerdict::Error);
         assert_eq!(status_error(503, ""), "HTTP 503 Service Unavailable");
         assert_eq!(status_error(599, "x"), "HTTP 599 <unknown status code>: x");
     }
 
     #[test]
     fn bodies_read_into_messages() {
-        let mut b = Body::new(3, true, 1 << 10);
+        let mut b = ReplyBody::new(3, true, 1 << 10);
         let mut out = Vec::new();
         b.feed(
             b"id: e1\nretry: 250\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n\n",
@@ -486,18 +488,18 @@ mod tests {
         )
         .unwrap();
         assert!(b.answered && out.len() == 2);
-        let mut j = Body::new(3, false, 1 << 10);
+        let mut j = ReplyBody::new(3, false, 1 << 10);
         j.feed(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}", &mut out)
             .unwrap();
         let (msgs, unanswered) = j.json_messages(&|t| t.to_string()).unwrap();
         assert!(msgs.len() == 1 && unanswered.is_none());
-        let mut e = Body::new(3, false, 1 << 10);
+        let mut e = ReplyBody::new(3, false, 1 << 10);
         e.feed(b" ", &mut out).unwrap();
         assert!(e
             .json_messages(&|t| t.to_string())
             .unwrap_err()
             .contains("empty reply"));
-        let mut n = Body::new(3, false, 1 << 10);
+        let mut n = ReplyBody::new(3, false, 1 << 10);
         n.feed(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}", &mut out)
             .unwrap();
         assert!(n
@@ -506,7 +508,7 @@ mod tests {
             .1
             .unwrap()
             .contains("does not answer"));
-        let mut big = Body::new(3, false, 4);
+        let mut big = ReplyBody::new(3, false, 4);
         assert!(big
             .feed(b"12345", &mut out)
             .unwrap_err()

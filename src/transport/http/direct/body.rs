@@ -44,7 +44,7 @@ enum Chunk {
 }
 
 /// Decodes a response body as its bytes arrive.
-pub(crate) struct Body {
+pub(crate) struct BodyDecoder {
     framing: Framing,
     left: usize,
     chunk: Chunk,
@@ -53,13 +53,13 @@ pub(crate) struct Body {
     done: bool,
 }
 
-impl Body {
-    pub(crate) fn new(framing: Framing) -> Body {
+impl BodyDecoder {
+    pub(crate) fn new(framing: Framing) -> BodyDecoder {
         let left = match framing {
             Framing::Length(n) => n,
             _ => 0,
         };
-        Body {
+        BodyDecoder {
             framing,
             left,
             chunk: Chunk::Size { size: 0, digits: 0 },
@@ -69,7 +69,7 @@ impl Body {
         }
     }
 
-    /// The whole body has been decoded (a close-delimited body ends with [`Body::eof`]).
+    /// The whole body has been decoded (a close-delimited body ends with [`BodyDecoder::eof`]).
     pub(crate) fn done(&self) -> bool {
         self.done
     }
@@ -214,18 +214,18 @@ mod tests {
 
     #[test]
     fn length_bodies_stop_at_their_end() {
-        let mut b = Body::new(Framing::Length(5));
+        let mut b = BodyDecoder::new(Framing::Length(5));
         let mut out = Vec::new();
         assert_eq!(b.decode(b"abc", &mut out).unwrap(), 3);
         assert!(!b.done());
         assert_eq!(b.decode(b"defHTTP", &mut out).unwrap(), 2);
         assert!(b.done());
         assert_eq!(out, b"abcde");
-        assert!(Body::new(Framing::Length(3)).eof().is_err());
+        assert!(BodyDecoder::new(Framing::Length(3)).eof().is_err());
     }
 
     fn dechunk(wire: &[u8]) -> Result<Vec<u8>, String> {
-        let mut b = Body::new(Framing::Chunked);
+        let mut b = BodyDecoder::new(Framing::Chunked);
         let mut out = Vec::new();
         b.decode(wire, &mut out)?;
         if !b.done() {
@@ -238,7 +238,7 @@ mod tests {
     fn chunked_bodies_decode_in_any_split() {
         let wire = b"5;ext=1\r\nhello\r\n1 \r\n \r\n5\r\nworld\r\n0\r\nTrailer: x\r\n\r\nNEXT";
         for split in 0..wire.len() {
-            let mut b = Body::new(Framing::Chunked);
+            let mut b = BodyDecoder::new(Framing::Chunked);
             let mut out = Vec::new();
             let mut used = b.decode(&wire[..split], &mut out).unwrap();
             assert_eq!(used, split.min(wire.len() - 4), "split {split}");
@@ -247,8 +247,8 @@ mod tests {
             assert_eq!(out, b"hello world");
             assert_eq!(&wire[used..], b"NEXT");
         }
-        assert!(Body::new(Framing::Chunked).eof().is_err());
-        let mut close = Body::new(Framing::Close);
+        assert!(BodyDecoder::new(Framing::Chunked).eof().is_err());
+        let mut close = BodyDecoder::new(Framing::Close);
         let mut out = Vec::new();
         close.decode(b"xy", &mut out).unwrap();
         assert!(close.eof().is_ok() && close.done() && out == b"xy");

@@ -14,9 +14,9 @@ pub(crate) struct Exchange {
     pub(crate) heads: HeadReader,
     pub(crate) head: Option<Head>,
     /// The body's framing (length, chunked, until close).
-    pub(crate) framing: Option<body::Body>,
-    /// The body read into messages, as the async client reads it ([`protocol::Body`]).
-    pub(crate) reply: Option<protocol::Body>,
+    pub(crate) framing: Option<body::BodyDecoder>,
+    /// The body read into messages, as the async client reads it ([`protocol::ReplyBody`]).
+    pub(crate) reply: Option<protocol::ReplyBody>,
     /// Decoded body bytes, between the framing and the reading.
     pub(crate) decoded: Vec<u8>,
     /// What the async path needs to take over.

@@ -182,13 +182,13 @@ fn parse(buf: &[u8]) -> Result<Option<(Parsed, usize)>, String> {
         _ => {}
     }
     Ok(Some((
-        Parsed::Final(judge(status, version, resp.headers)?),
+        Parsed::Final(head_of(status, version, resp.headers)?),
         used,
     )))
 }
 
 /// The framing and reuse of a final head (RFC 9112 §6.3, §9.3).
-fn judge(status: u16, version: u8, headers: &[httparse::Header<'_>]) -> Result<Head, String> {
+fn head_of(status: u16, version: u8, headers: &[httparse::Header<'_>]) -> Result<Head, String> {
     let mut head = Head {
         status,
         sse: false,

@@ -20,11 +20,11 @@ mod read;
 mod socket;
 
 use super::protocol::Post;
-use super::state::{HttpTransport, Mode};
+use super::transport::{Dialect, HttpTransport};
 use crate::request::RequestError;
 use crate::util::lock;
 use exchange::Exchange;
-use pool::DirectPool;
+use pool::DirectPath;
 use socket::{OpenError, Sock, WriteFailed};
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -76,9 +76,9 @@ impl HttpTransport {
         }
         let st = lock(&self.state);
         match st.mode {
-            Mode::Modern => Some((true, st.generation, false)),
-            Mode::Streamable => Some((false, st.generation, st.session.is_some())),
-            Mode::Unknown | Mode::Legacy => None,
+            Dialect::Modern => Some((true, st.generation, false)),
+            Dialect::Streamable => Some((false, st.generation, st.session.is_some())),
+            Dialect::Unknown | Dialect::Legacy => None,
         }
     }
 
@@ -88,7 +88,7 @@ impl HttpTransport {
         &self,
         out: &Post,
         modern: bool,
-        d: &DirectPool,
+        d: &DirectPath,
     ) -> Result<Vec<u8>, RequestError> {
         let mut h = Vec::with_capacity(512 + out.body.len());
         let _ = write!(
@@ -209,7 +209,7 @@ impl HttpTransport {
     /// Reads the status of our answer or notification (bounded by the timeout); a redirect or
     /// an authorization retry sends it again on the async path, an ordered one before this
     /// returns.
-    fn finish_unanswered(&self, d: &DirectPool, mut ex: Exchange, ordered: bool) {
+    fn finish_unanswered(&self, d: &DirectPath, mut ex: Exchange, ordered: bool) {
         let deadline = Instant::now() + ex.post.timeout;
         let step = loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -238,7 +238,7 @@ impl HttpTransport {
     /// once it ended elsewhere; a write that may have reached the server is never repeated.
     fn open_and_write(
         &self,
-        d: &DirectPool,
+        d: &DirectPath,
         bytes: &[u8],
         id: Option<u64>,
         deadline: Instant,

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 const MAX_IDLE: usize = 32;
 
 /// Where a server is, and the connections to it.
-pub(crate) struct DirectPool {
+pub(crate) struct DirectPath {
     /// `host[:port]` as the URL has it: the `Host` header.
     pub(crate) authority: String,
     host: url::Host<String>,
@@ -43,14 +43,14 @@ pub(crate) struct DirectPool {
     paused_until: Mutex<Option<std::time::Instant>>,
 }
 
-impl DirectPool {
+impl DirectPath {
     /// The direct path for `url` when it applies: `http` or `https` without userinfo, and no
     /// proxy (the config's `"proxy": ""`, or no proxy variable for the scheme set).
     pub(crate) fn for_url(
         url: &url::Url,
         net: &crate::config::NetSpec,
         idle_timeout: Duration,
-    ) -> Option<DirectPool> {
+    ) -> Option<DirectPath> {
         if !url.username().is_empty() || url.password().is_some() {
             return None;
         }
@@ -82,7 +82,7 @@ impl DirectPool {
         };
         let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
         let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
-        Some(DirectPool {
+        Some(DirectPath {
             authority: authority.to_string(),
             host: url.host()?.to_owned(),
             port: url.port_or_known_default()?,
@@ -259,12 +259,12 @@ mod tests {
     use super::*;
     use std::net::TcpListener;
 
-    fn direct(url: &str, idle: Duration) -> DirectPool {
+    fn direct(url: &str, idle: Duration) -> DirectPath {
         let net = crate::config::NetSpec {
             proxy: Some(String::new()),
             ..Default::default()
         };
-        DirectPool::for_url(&url::Url::parse(url).unwrap(), &net, idle).unwrap()
+        DirectPath::for_url(&url::Url::parse(url).unwrap(), &net, idle).unwrap()
     }
 
     #[test]

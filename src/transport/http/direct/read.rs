@@ -1,7 +1,7 @@
 //! Reading a reply on the direct client (contract §5, §6): the head (its status judged by
-//! [`protocol::judge`], as the async client judges it: a 404 on a session means it expired, a
+//! [`protocol::status_verdict`], as the async client judges it: a 404 on a session means it expired, a
 //! 401/403 runs authorization (§8), a modern server's error status may carry the answer), then
-//! the body read into messages by [`protocol::Body`] and filed as they come (server requests to
+//! the body read into messages by [`protocol::ReplyBody`] and filed as they come (server requests to
 //! the reader thread, the rest inline); anything else fails the request with the server's
 //! words, masked (§9).
 
@@ -11,8 +11,8 @@ use crate::json::rpc::LineKind;
 use crate::net::runtime;
 use crate::request::RequestError;
 use crate::transport::http::inbox::Inbox;
-use crate::transport::http::protocol::{self, Sent, StreamEnd, Verdict};
-use crate::transport::http::state::HttpTransport;
+use crate::transport::http::protocol::{self, Sent, StatusVerdict, StreamEnd};
+use crate::transport::http::transport::HttpTransport;
 use crate::util::redact;
 use std::io::ErrorKind;
 use std::time::{Duration, Instant};
@@ -72,7 +72,7 @@ impl HttpTransport {
 
     /// The connection closed.
     fn at_eof(&self, ex: &mut Exchange, id: Option<u64>) -> Step {
-        match ex.framing.as_mut().map(super::body::Body::eof) {
+        match ex.framing.as_mut().map(super::body::BodyDecoder::eof) {
             Some(Ok(())) => self.body_done(ex, id, false),
             Some(Err(e)) => self.stream_failed(ex, &e),
             None => Step::Fail(RequestError::Lost(format!(
@@ -84,7 +84,7 @@ impl HttpTransport {
     }
 
     fn is_sse(ex: &Exchange) -> bool {
-        ex.reply.as_ref().is_some_and(protocol::Body::is_sse)
+        ex.reply.as_ref().is_some_and(protocol::ReplyBody::is_sse)
     }
 
     /// The reply broke off (`why`).
@@ -136,9 +136,13 @@ impl HttpTransport {
                     if let Some(step) = self.on_head(ex, &head, id) {
                         return step;
                     }
-                    ex.framing = Some(super::body::Body::new(head.framing));
+                    ex.framing = Some(super::body::BodyDecoder::new(head.framing));
                     let sse = head.sse && (200..300).contains(&head.status) && id.is_some();
-                    ex.reply = Some(protocol::Body::new(id.unwrap_or(0), sse, self.max_bytes));
+                    ex.reply = Some(protocol::ReplyBody::new(
+                        id.unwrap_or(0),
+                        sse,
+                        self.max_bytes,
+                    ));
                     ex.head = Some(head);
                 }
             }
@@ -191,8 +195,8 @@ impl HttpTransport {
             modern: ex.modern,
             had_session: ex.had_session,
         };
-        match protocol::judge(head.status, &sent) {
-            Verdict::Redirect => {
+        match protocol::status_verdict(head.status, &sent) {
+            StatusVerdict::Redirect => {
                 // Redirects (same origin only, §9) are the async client's, for this server
                 // from now on.
                 if let Some(d) = &self.direct {
@@ -200,15 +204,15 @@ impl HttpTransport {
                 }
                 Some(Step::Handoff)
             }
-            Verdict::Denied => {
+            StatusVerdict::Denied => {
                 // Judged once the body is in: authorization may not be the matter (§8).
                 ex.denied = Some((head.challenge.clone(), head.dpop_nonce.clone()));
                 None
             }
-            Verdict::SessionExpired if id.is_some() => {
+            StatusVerdict::SessionExpired if id.is_some() => {
                 Some(Step::Fail(RequestError::SessionExpired(ex.generation)))
             }
-            Verdict::Taken => {
+            StatusVerdict::Taken => {
                 // Our answer or notification was taken; its body, if any, is not ours to
                 // read, and a connection with bytes after the head is not reused (they answer
                 // nothing).

@@ -4,7 +4,7 @@
 //! the session the server gave and the era (§6), the inbox to the reader thread, and the work
 //! in flight. Starting one is [`connect`].
 
-use super::direct::pool::DirectPool;
+use super::direct::pool::DirectPath;
 use super::inbox::{Filing, Reader};
 use super::legacy_sse::LegacySse;
 use super::protocol::{self, Post};
@@ -21,7 +21,7 @@ use std::time::Duration;
 use tokio::task::AbortHandle;
 
 /// Which protocol the connection speaks.
-pub(super) enum Mode {
+pub(super) enum Dialect {
     /// MCP 2026-07-28: no session, the modern headers, no resumption (§6).
     Modern,
     /// Before the initialize POST has been answered.
@@ -35,7 +35,7 @@ pub(super) enum Mode {
 pub(super) struct State {
     pub(super) session: Option<String>,
     pub(super) version: Option<String>,
-    pub(super) mode: Mode,
+    pub(super) mode: Dialect,
     /// How many sessions the server has given us; a request remembers the one it was sent on
     /// (so concurrent 404s renew it once).
     pub(super) generation: u64,
@@ -66,7 +66,7 @@ pub(crate) struct HttpTransport {
     /// disconnect waits on that rather than polling (§3).
     pub(super) reader: Mutex<Option<Reader>>,
     /// The direct client's connections, for HTTP(S) without a proxy (issues 18, 22).
-    pub(super) direct: Option<DirectPool>,
+    pub(super) direct: Option<DirectPath>,
     /// The HTTP+SSE transport, once the server turned out to speak only that.
     pub(super) legacy: OnceLock<Arc<LegacySse>>,
 }
@@ -130,7 +130,7 @@ pub(crate) fn connect(
         value.set_sensitive(true);
         map.insert(name, value);
     }
-    let direct = DirectPool::for_url(&url, net, bounds.pool_idle);
+    let direct = DirectPath::for_url(&url, net, bounds.pool_idle);
     let (filing, reader) = super::inbox::start(server, inbound)?;
     let t = Arc::new_cyclic(|me| HttpTransport {
         me: me.clone(),
@@ -146,7 +146,7 @@ pub(crate) fn connect(
         state: Mutex::new(State {
             session: None,
             version: None,
-            mode: Mode::Unknown,
+            mode: Dialect::Unknown,
             generation: 0,
         }),
         tasks: Mutex::new(HashMap::new()),
@@ -168,7 +168,7 @@ pub(crate) fn connect(
                 return Err(e);
             }
         }
-        lock(&t.state).mode = Mode::Legacy;
+        lock(&t.state).mode = Dialect::Legacy;
     }
     Ok(t)
 }
@@ -194,12 +194,12 @@ impl HttpTransport {
                 &self.headers,
                 &authorization,
                 post,
-                protocol::Era::Modern,
+                protocol::PostSession::Modern,
                 put,
             );
         }
         let st = lock(&self.state);
-        let era = protocol::Era::Session {
+        let era = protocol::PostSession::Session {
             session: if post.opens_session {
                 None
             } else {
