@@ -1,4 +1,4 @@
-//! The library's insides as the coverage-guided fuzz targets reach them (`fuzz/`, issue 22):
+//! The library's insides as the coverage-guided fuzz targets reach them (`fuzz/`):
 //! built only with the `fuzzing` feature, never in a shipped library. Each function runs one
 //! piece of the library on bytes and returns what it made of them as plain data; the targets
 //! hold the invariants (no panic, one path agreeing with its twin, the same verdict however the

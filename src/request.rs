@@ -37,7 +37,7 @@ pub(crate) struct Req<'a> {
     pub(crate) started: &'a dyn Fn(u64),
     pub(crate) routing: Option<&'a Routing>,
     /// When set, the idle timeout counts only from the moment this first says true (the era
-    /// probe: from when the child has read it, issue 23); `total` bounds the wait before.
+    /// probe: from when the child has read it); `total` bounds the wait before.
     pub(crate) armed: Option<&'a dyn Fn() -> bool>,
 }
 

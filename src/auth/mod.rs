@@ -96,7 +96,7 @@ pub(crate) fn redact_str(u: &str) -> String {
     }
 }
 
-/// The host's side of a login (contract §8; issue 24: auth reaches the host through this
+/// The host's side of a login (contract §8: auth reaches the host through this
 /// trait, not through the connection or the resolver plumbing). [`crate::host::login`]
 /// implements it.
 pub(crate) trait LoginHost: Send + Sync {

@@ -62,7 +62,7 @@ impl Client {
     /// cancel (§7): `on_id` learns it before the request goes out, and [`Client::cancel_call`]
     /// ends the call as it ends an asynchronous one. The call runs on this thread, woken by
     /// the reader as a plain call is (no pool thread): what lets a binding wait on its main
-    /// thread at the plain call's speed and still cancel on Ctrl-C (issue 30).
+    /// thread at the plain call's speed and still cancel on Ctrl-C (docs/performance.md).
     pub fn call_tool_with(
         &self,
         name: &str,
@@ -413,7 +413,7 @@ impl Client {
     }
 
     /// Whether this thread is inside one of this client's callbacks (a call's done or progress,
-    /// or the event callback, issue 28).
+    /// or the event callback).
     pub fn in_own_callback(&self) -> bool {
         crate::host::in_callback_of(self.id)
     }
@@ -441,7 +441,7 @@ impl Client {
     }
 
     /// The NOT_FOUND error for `name`. A tool a refresh removed says which server removed it
-    /// (issue 28). When its prefix is a failed or disabled server's (`sanitize(server) + "_"`,
+    /// (docs/live-servers.md). When its prefix is a failed or disabled server's (`sanitize(server) + "_"`,
     /// §0.1), it says which server and why, so that a call to a server that did not start does
     /// not read as a typo (§3: a failure names its server).
     fn not_found(&self, name: &str) -> Error {
@@ -484,7 +484,7 @@ fn left_after(timeout: Duration, waited: Duration) -> Option<Duration> {
     (!waited.is_zero()).then(|| timeout.saturating_sub(waited).max(Duration::from_millis(1)))
 }
 
-/// The isError of a call that was never sent: its server is away (issue 28).
+/// The isError of a call that was never sent: its server is away (docs/live-servers.md).
 fn not_sent(server: &str, remote: &str, why: &str) -> String {
     crate::mapping::shape::failure(&format!(
         "server `{server}`: tools/call `{remote}` was not sent: {why}"

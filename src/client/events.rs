@@ -1,4 +1,4 @@
-//! The host's event callback (issue 28): one per client, handed JSON events (a server's status
+//! The host's event callback (docs/live-servers.md): one per client, handed JSON events (a server's status
 //! changed, its tool list changed, its log messages) in the order they happened, one at a
 //! time, on the client's own event thread. Whoever emits (a reader thread among them) never
 //! waits for the host: the queue is bounded, and an event that finds it full is dropped and

@@ -1,4 +1,4 @@
-//! The client's tool index (§0.1, §3; issue 28): every connected server's listed tools under
+//! The client's tool index (§0.1, §3): every connected server's listed tools under
 //! their host names, the rendered tool list, and what a rebuild changed. An index is built
 //! whole and swapped in whole, so a reader (`tn_list_tools`, a call resolving its tool) sees
 //! one listing or the next, never half of a refresh.

@@ -1,6 +1,6 @@
 //! Many servers from one config (contract §2–§3): started in parallel, reported in code-point
 //! order of their names, isolated from each other; tool names, collisions and the allowlist;
-//! calls routed by tool name; a bounded, idempotent disconnect. Long-lived hosts (issue 28):
+//! calls routed by tool name; a bounded, idempotent disconnect. Long-lived hosts (docs/live-servers.md):
 //! servers that went away are brought back ([`restart`]), tool lists kept fresh
 //! ([`refresh`]), and what happens told to the host's event callback ([`events`]); the
 //! servers' shared state is [`servers`], the tool index [`index`].
@@ -157,7 +157,7 @@ impl Client {
 
     /// The tool list JSON, sorted by name (c-api.md `tn_list_tools`): one listing of every
     /// server, never half of a refresh; a modern listing whose `ttlMs` ran out is listed again
-    /// first (issue 28).
+    /// first (docs/live-servers.md).
     pub fn tools_json(&self) -> String {
         refresh::ensure_fresh(&self.inner);
         self.inner.index().json.clone()
@@ -178,7 +178,7 @@ impl Client {
         crate::json::to_text(&Value::Object(root))
     }
 
-    /// Registers the host's event callback (issue 28; None: none), replacing the one before;
+    /// Registers the host's event callback (None: none), replacing the one before;
     /// once this returns the one before is not running (unless this is called from inside it).
     pub fn set_event_callback(&self, callback: Option<EventCallback>) -> Result<()> {
         if self.inner.is_closed() {

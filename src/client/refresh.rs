@@ -1,4 +1,4 @@
-//! Keeping tool lists fresh (issue 28): a server that says its list changed
+//! Keeping tool lists fresh (docs/live-servers.md): a server that says its list changed
 //! (`notifications/tools/list_changed`, in MCP 2026-07-28 on the `subscriptions/listen`
 //! subscription) is listed again, every page as at connect, on a thread of its own (never the
 //! reader that carried the notice: it must read the answer); changes that arrive meanwhile
@@ -93,7 +93,7 @@ fn run(inner: &Arc<Inner>, idx: usize) {
     }
 }
 
-/// Before the tool list is read (issue 28, MCP 2026-07-28 caching): every connected server
+/// Before the tool list is read (MCP 2026-07-28 caching): every connected server
 /// whose listing's `ttlMs` ran out is listed again, and waited for within its `timeout`;
 /// not from inside a server's own inline resolver, whose reader could not read the answer (the
 /// stale list is read then, and the listing goes on in the background).

@@ -1,4 +1,4 @@
-//! Bringing a server back (issue 28). A stdio child that exits while connected fails the
+//! Bringing a server back (docs/live-servers.md). A stdio child that exits while connected fails the
 //! calls in flight at once (as it always did: its exit status and stderr tail; nothing is sent
 //! again), and is started again on a thread of its own after a backoff (`restart.backoffMs`,
 //! doubling to 30 s, with jitter), with the same config and in the era it had, until it is up
@@ -278,7 +278,7 @@ fn run(inner: &Arc<Inner>, idx: usize) {
     }
 }
 
-/// The session a call to server `idx` runs on (issue 28): the current one; while the server
+/// The session a call to server `idx` runs on (docs/live-servers.md): the current one; while the server
 /// restarts, the one it comes back on, waited for at most `within` (the call's own timeout);
 /// a server that is `failed` but may be tried again is tried once, within the same bound.
 /// Returns the session and how long the wait took. A call that `cancelled` says was cancelled
@@ -366,7 +366,7 @@ pub(crate) fn session_for_call(
                 retry_on_call: false,
             } => {
                 return match st.session.clone() {
-                    // As before issue 28: the call fails with why the server went away.
+                    // The call fails with why the server went away (`"restart": false`).
                     Some(s) => Ok((s, waited())),
                     None => Err(Away::Failed(error.clone())),
                 };

@@ -1,4 +1,4 @@
-//! The servers of one client as they live on (issue 28): each one's slot (the session it is on
+//! The servers of one client as they live on (docs/live-servers.md): each one's slot (the session it is on
 //! now, which may be replaced by a restart; where it stands; its last listing, restarts and
 //! exits), the tool index every reader shares, swapped whole when a listing changes, and the
 //! events that say so. Restarting is [`super::restart`], refreshing [`super::refresh`]; both
@@ -367,7 +367,7 @@ impl Inner {
         }
     }
 
-    /// One server's status (§1, issue 28).
+    /// One server's status (§1).
     pub(crate) fn status_of(&self, idx: usize, index: &Index) -> Map<String, Value> {
         let slot = &self.slots[idx];
         let st = slot.lock();
@@ -438,7 +438,7 @@ impl Inner {
             if let Some(e) = session.conn.last_elicitation_error() {
                 m.insert("lastElicitationError".into(), e.into());
             }
-            // Issue 28; absent while there is nothing to say, so a status right after connect
+            // Each absent while there is nothing to say, so a status right after connect
             // is as it always was.
             if st.restarts > 0 {
                 m.insert("restarts".into(), st.restarts.into());

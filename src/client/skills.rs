@@ -1,4 +1,4 @@
-//! Skills across a client's servers (SEP-2640, issue 27; c-api.md "Skills"): which servers
+//! Skills across a client's servers (SEP-2640; c-api.md "Skills"): which servers
 //! offer them and what each lists, one skill loaded verified from the server named, and a file
 //! of a loaded skill. A skill's identity is its server and its URI, never the URI alone.
 

@@ -1,4 +1,4 @@
-//! A server's tasks (issue 29): `tasks/list` of one connected server, where the server offers it
+//! A server's tasks (docs/tasks.md): `tasks/list` of one connected server, where the server offers it
 //! (MCP 2025-11-25 `capabilities.tasks.list`; SEP-2663 removed it from MCP 2026-07-28).
 
 use super::Client;

@@ -1,4 +1,4 @@
-//! What one server's connections tell the client (issue 28), as the connection's
+//! What one server's connections tell the client (docs/live-servers.md), as the connection's
 //! [`Watcher`]: a changed tool list is listed again ([`super::refresh`]), as are changed
 //! resource and prompt lists ([`super::catalog`]); a resource update is an event; a log message is
 //! handed to the host's event callback at or above `logLevel`, a connection that failed is

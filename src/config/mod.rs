@@ -225,7 +225,7 @@ fn parse_entry_inner(
 }
 
 /// `restart`: absent or `true` (the defaults), `false`, or an object of `maxAttempts`,
-/// `backoffMs` and `resetAfterMs` (issue 28).
+/// `backoffMs` and `resetAfterMs` (docs/live-servers.md).
 fn parse_restart(v: Option<&Value>) -> std::result::Result<Option<RestartPolicy>, String> {
     let o = match v {
         None | Some(Value::Null) | Some(Value::Bool(true)) => {

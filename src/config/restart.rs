@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-/// `restart` (issue 28): attempts in a row before the server is `failed`, the first delay
+/// `restart` (docs/live-servers.md): attempts in a row before the server is `failed`, the first delay
 /// (doubling to [`RESTART_BACKOFF_CAP`]), and the uptime after which the count starts again.
 pub(crate) const DEFAULT_RESTART_ATTEMPTS: u32 = 5;
 
@@ -14,7 +14,7 @@ pub(crate) const DEFAULT_RESTART_RESET: Duration = Duration::from_millis(60_000)
 /// The longest delay before a restart attempt, however many came before.
 pub(crate) const RESTART_BACKOFF_CAP: Duration = Duration::from_millis(30_000);
 
-/// How a server that went away is brought back (issue 28): a stdio child that exited is
+/// How a server that went away is brought back (docs/live-servers.md): a stdio child that exited is
 /// started again after a backoff; a remote server is reconnected on the next call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RestartPolicy {

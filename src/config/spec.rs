@@ -43,7 +43,7 @@ pub enum Endpoint {
         /// attempt and no 2026-07-28 probe (§2).
         sse: bool,
         /// `poolIdleTimeoutMs`: how long the direct path keeps an idle kept-alive connection
-        /// (issue 22; 90 s by default, as hyper and reqwest do).
+        /// (90 s by default, as hyper and reqwest do).
         pool_idle_timeout: Duration,
     },
 }
@@ -136,22 +136,22 @@ pub struct ServerSpec {
     pub probe_timeout: Duration,
     pub tools: ToolFilter,
     pub max_message_bytes: usize,
-    /// `restart` (issue 28); None: `"restart": false`, a server that went away stays away.
+    /// `restart` (docs/live-servers.md); None: `"restart": false`, a server that went away stays away.
     pub(crate) restart: Option<RestartPolicy>,
-    /// `logLevel` (issue 28): the least severe log message asked of the server; None: the
+    /// `logLevel` (docs/live-servers.md): the least severe log message asked of the server; None: the
     /// server's own choice (legacy) or none at all (MCP 2026-07-28 sends none unless asked).
     pub(crate) log_level: Option<LogLevel>,
-    /// When a tool call goes as a task (`tasks`, issue 29).
+    /// When a tool call goes as a task (`tasks`).
     pub tasks: TasksMode,
-    /// The largest result a call hands back (`maxResultBytes`, issue 29), and what happens past it
+    /// The largest result a call hands back (`maxResultBytes`), and what happens past it
     /// (`resultOverflow`).
     pub max_result_bytes: usize,
     pub result_overflow: Overflow,
-    /// Whether `structuredContent` is checked against the tool's `outputSchema` (issue 29).
+    /// Whether `structuredContent` is checked against the tool's `outputSchema` (docs/tasks.md).
     pub output_validation: OutputValidation,
 }
 
-/// `"tasks"` (issue 29): a tool whose `execution.taskSupport` is `optional` is called as a task
+/// `"tasks"` (docs/tasks.md): a tool whose `execution.taskSupport` is `optional` is called as a task
 /// `always`, `never`, or (`auto`) when the call is asynchronous or its timeout is long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TasksMode {
@@ -161,7 +161,7 @@ pub enum TasksMode {
     Always,
 }
 
-/// `"resultOverflow"` (issue 29): a result over `maxResultBytes` is an isError naming the limit
+/// `"resultOverflow"` (docs/tasks.md): a result over `maxResultBytes` is an isError naming the limit
 /// (`error`), or its output is cut to the limit with a note and `metadata.truncated`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Overflow {
@@ -170,7 +170,7 @@ pub enum Overflow {
     Truncate,
 }
 
-/// `"outputValidation"` (issue 29): a mismatch is noted in `metadata.outputSchemaErrors`
+/// `"outputValidation"` (docs/tasks.md): a mismatch is noted in `metadata.outputSchemaErrors`
 /// (`warn`), is an isError naming the schema (`strict`), or nothing is checked (`off`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputValidation {
@@ -180,7 +180,7 @@ pub enum OutputValidation {
     Off,
 }
 
-/// The largest result by default (issue 29): 16 MiB.
+/// The largest result by default (docs/tasks.md): 16 MiB.
 pub(crate) const DEFAULT_MAX_RESULT_BYTES: usize = 16 * 1024 * 1024;
 
 impl ServerSpec {

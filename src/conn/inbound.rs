@@ -70,7 +70,7 @@ impl Conn {
     }
 }
 
-/// What the transports file here (issue 24: they know this trait, not the connection).
+/// What the transports file here (they know this trait, not the connection).
 impl Inbound for Conn {
     fn message(&self, line: &[u8], carrier: Option<u64>) {
         if let Some(me) = self.me.upgrade() {

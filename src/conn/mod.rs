@@ -51,7 +51,7 @@ pub(crate) struct Conn {
     /// Open responders of elicitations that arrived on a request's stream (HTTP), by request:
     /// a cancel or timeout of that request closes them (§7).
     carried: Mutex<HashMap<u64, Vec<crate::responder::Token>>>,
-    /// Who learns of the server's notifications and of this connection's end (issue 28).
+    /// Who learns of the server's notifications and of this connection's end (docs/live-servers.md).
     watcher: OnceLock<Arc<dyn Watcher>>,
     /// MCP 2026-07-28's listens: acknowledged, replaced ([`subscriptions`]).
     pub(crate) listens: subscriptions::Listens,

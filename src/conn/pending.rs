@@ -45,7 +45,7 @@ pub(super) struct Waiting {
     pub(super) waiters: HashMap<u64, Arc<Waiter>>,
     /// progressToken → the request it belongs to (the current round's).
     pub(super) progress_routes: HashMap<u64, u64>,
-    /// Progress of a task's call between its polls (issue 29): token -> notes held until the
+    /// Progress of a task's call between its polls (docs/tasks.md): token -> notes held until the
     /// waiting call takes them.
     pub(super) held_progress: HashMap<u64, Vec<String>>,
     /// Set once; every later request fails at once with it.
@@ -199,7 +199,7 @@ impl Conn {
             if armed.is_some() {
                 left = left.min(ARMED_LOOK);
             }
-            // The HTTP direct path reads the reply here, on the caller's thread (issue 18).
+            // The HTTP direct path reads the reply here, on the caller's thread (docs/http-and-tls.md).
             if self.transport.get().is_some_and(|t| t.drive(id, left)) {
                 continue;
             }

@@ -36,7 +36,7 @@ impl Conn {
     }
 
     /// Holds `token`'s progress while no request of it is in flight (a task's wait between
-    /// polls, issue 29), until [`Conn::release_progress`].
+    /// polls), until [`Conn::release_progress`].
     pub(crate) fn hold_progress(&self, token: u64) {
         lock(&self.pending).held_progress.entry(token).or_default();
     }

@@ -170,7 +170,7 @@ pub unsafe extern "C" fn tn_call_cancel(client: *mut tn_client, call_id: u64) ->
 /// `tn_call_cancel` while this one waits (its result is then the cancelled isError); it is
 /// stored atomically, for that thread to read with an atomic load (C11 `atomic_load`). It runs
 /// and is woken as `tn_call_tool` is, on this thread: a binding's main thread waits at the
-/// plain call's speed and can still stop on a signal (issue 30). 0 in `*call_id_out` on error.
+/// plain call's speed and can still stop on a signal (docs/performance.md). 0 in `*call_id_out` on error.
 ///
 /// # Safety
 /// As for `tn_call_tool`; `options_json` is NULL or a NUL-terminated string; `call_id_out` is

@@ -1,4 +1,4 @@
-//! The host's event callback (issue 28; c-api.md "Events"): the C function pointer type and
+//! The host's event callback (c-api.md "Events"): the C function pointer type and
 //! `tn_set_event_callback`.
 
 use super::guard::{guard, tn_status};
@@ -34,7 +34,7 @@ impl HostEvents {
     }
 }
 
-/// Registers `callback` for the client's events (issue 28), replacing the one before; NULL
+/// Registers `callback` for the client's events (docs/live-servers.md), replacing the one before; NULL
 /// removes it. When this returns (outside the callback itself) the callback it replaced is not
 /// running and is never called again, so its `user_data` may be freed. Events before a
 /// callback is registered are not kept: `tn_server_statuses` says where things stand.

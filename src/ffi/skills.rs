@@ -1,4 +1,4 @@
-//! Skills (c-api.md "Skills", SEP-2640, issue 27): the servers that offer skills and their
+//! Skills (c-api.md "Skills", SEP-2640): the servers that offer skills and their
 //! listings, one skill loaded with its SKILL.md verified, and one file of a loaded skill. A
 //! skill, or file, that fails verification is `TN_ERR_NOT_FOUND` and nothing of it is returned.
 

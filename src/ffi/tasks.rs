@@ -1,4 +1,4 @@
-//! A server's tasks (issue 29; c-api.md has no entry yet, see docs/tasks.md).
+//! A server's tasks (c-api.md has no entry yet, see docs/tasks.md).
 
 use super::guard::{guard, tn_status};
 use super::handles::{self, tn_client};

@@ -33,7 +33,7 @@ impl Style {
 /// Maps a JSON array of §0.1 tools (as `tn_list_tools` gives them) to `style`. A missing or
 /// null description is `""`; a missing schema is `{"type":"object"}`. Gemini wraps every
 /// declaration in one object, with no tools too (`[{"functionDeclarations":[]}]`, as every
-/// other port gives it, issue 27); the other styles give `[]`.
+/// other port gives it); the other styles give `[]`.
 pub fn tools_to_provider(tools_json: &str, style: Style) -> Result<String> {
     let tools = match parse(tools_json, "tools_json")? {
         Value::Array(items) => items,

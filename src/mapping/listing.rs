@@ -24,7 +24,7 @@ pub(crate) enum ListedTool {
     Parsed(Map<String, Value>),
 }
 
-/// One `tools/list` page: its tools, `nextCursor`, and MCP 2026-07-28's `ttlMs` (issue 28).
+/// One `tools/list` page: its tools, `nextCursor`, and MCP 2026-07-28's `ttlMs` (docs/live-servers.md).
 pub(crate) struct Page {
     pub(crate) tools: Vec<ListedTool>,
     pub(crate) cursor: Option<String>,

@@ -1,4 +1,4 @@
-//! TLS, configured once for both HTTP clients (contract §5, issue 24): a rustls client
+//! TLS, configured once for both HTTP clients (contract §5): a rustls client
 //! configuration on the ring provider with the platform's store (SSL_CERT_FILE / SSL_CERT_DIR
 //! honoured; the roots compiled in only when the platform has none at all), a server's
 //! `tls.caFile` added, and its client certificate (`tls.certFile` / `tls.keyFile`). The async

@@ -37,7 +37,7 @@ impl Session {
         // maxTotalTimeout spans every round, less the time the host took to answer (§7).
         let mut spent = Duration::ZERO;
         if let Some(t) = start.task.clone() {
-            // A resumed task (issue 29): polled again, nothing re-run.
+            // A resumed task (docs/tasks.md): polled again, nothing re-run.
             let obj = serde_json::json!({"taskId": t.id, "status": "working"});
             return self.wait_task(remote, obj, ctl, token, &mut start);
         }

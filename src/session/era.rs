@@ -1,4 +1,4 @@
-//! The era policy (contract §6 as docs/protocol-eras.md states it; issue 23): which era a
+//! The era policy (contract §6 as docs/protocol-eras.md states it): which era a
 //! server is spoken to in, and why (`eraReason` in the status).
 //!
 //! A dual-era server asks in the era it is spoken to: push-style (`elicitation/create` while

@@ -78,7 +78,7 @@ impl Session {
     }
 
     /// What to do when a dual-era server refused a way of asking that only the other era has
-    /// (issue 23): its SDKs name MCP 2026-07-28 or `InputRequiredResult` in the refusal. The
+    /// (docs/protocol-eras.md): its SDKs name MCP 2026-07-28 or `InputRequiredResult` in the refusal. The
     /// call is not sent again in the other era (that would run the tool twice); the host can
     /// choose the era for this server.
     fn era_hint(&self, f: &RequestError) -> String {

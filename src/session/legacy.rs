@@ -95,7 +95,7 @@ pub(super) fn finish(s: &Session, version: &str) -> Result<Vec<String>, Handshak
     Ok(warnings)
 }
 
-/// `logging/setLevel` with the configured `logLevel` (issue 28), after the handshake; a
+/// `logging/setLevel` with the configured `logLevel` (docs/live-servers.md), after the handshake; a
 /// warning for the status when the server refused it (its messages then come at its own
 /// level, and the client still hands on only those at or above the configured one).
 fn set_log_level(s: &Session) -> Option<String> {
@@ -150,7 +150,7 @@ fn renew(s: &Session) -> Result<(), RequestError> {
         let _ = h.open_get_stream();
     }
     let _ = set_log_level(s);
-    // A new session may list other tools (issue 28): the client lists them again.
+    // A new session may list other tools (docs/live-servers.md): the client lists them again.
     s.conn.renewed();
     Ok(())
 }

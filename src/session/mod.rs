@@ -83,18 +83,18 @@ pub(crate) struct Session {
     pub(crate) protocol_version: String,
     /// Things the status should say about a connected server (e.g. no standalone stream).
     pub(crate) warnings: Vec<String>,
-    /// How the era was reached (`eraReason` in the status, issue 23).
+    /// How the era was reached (`eraReason` in the status).
     pub(crate) era_reason: String,
     /// The host's resolver, when one is registered (MRTR and -32042 questions ask it, §6).
     pub(crate) live: Option<Host>,
     with_resolver: bool,
     /// Modern HTTP: each tool's `x-mcp-header` arguments (argument, header), §6; replaced
-    /// whole by each listing (issue 28: a refresh may change them).
+    /// whole by each listing (a refresh may change them).
     header_params: RwLock<HashMap<String, Vec<(String, String)>>>,
-    /// Each tool's `execution.taskSupport` where it is not `forbidden` (issue 29); replaced
+    /// Each tool's `execution.taskSupport` where it is not `forbidden` (docs/tasks.md); replaced
     /// whole by each listing.
     task_support: RwLock<HashMap<String, tasks::TaskSupport>>,
-    /// Each tool's `outputSchema`, compiled at its first result (issues 29, 30); replaced whole
+    /// Each tool's `outputSchema`, compiled at its first result (docs/tasks.md; docs/performance.md); replaced whole
     /// by each listing.
     output_schemas: RwLock<HashMap<String, std::sync::Arc<trust::OutputSchema>>>,
     /// MCP 2026-07-28: the listen held now ([`listen`]).
@@ -108,9 +108,9 @@ pub(crate) struct Session {
     /// Closed while a session is renewed: new requests wait, bounded by the timeout.
     hold: Gate,
     /// The server's capabilities, from its `initialize` result or DiscoverResult (the
-    /// Skills extension is declared there, issue 27); None while unknown.
+    /// Skills extension is declared there); None while unknown.
     capabilities: Mutex<Option<serde_json::Value>>,
-    /// The Skills entries held: the last listing's, and the skills loaded from them (issue 27).
+    /// The Skills entries held: the last listing's, and the skills loaded from them (SEP-2640).
     skills: Mutex<skills::Held>,
     /// What ended this server's first child when the opening started it again (a refused
     /// handshake, §6): a failure after that names it too.
@@ -122,7 +122,7 @@ pub(crate) struct StartError {
     pub(crate) message: String,
 }
 
-/// What the layers above hand a session being opened (issue 28): who watches its connection
+/// What the layers above hand a session being opened (docs/live-servers.md): who watches its connection
 /// (list changes, log messages, its end), and what ends the opening early (disconnect during
 /// a restart).
 #[derive(Clone, Default)]
@@ -133,7 +133,7 @@ pub(crate) struct Hooks {
     pub(crate) subscriptions: std::collections::BTreeSet<String>,
 }
 
-/// Ends an opening that is under way (issue 28: disconnect while a server restarts): the
+/// Ends an opening that is under way (disconnect while a server restarts): the
 /// connections it started fail as closed, so its handshake returns at once and the opening
 /// shuts its transport down; one started after that is ended as soon as it is.
 #[derive(Default)]
@@ -170,7 +170,7 @@ impl Abort {
 }
 
 /// The tools one `tools/list` (every page) gave (§3), with what the status should say of it
-/// and, in MCP 2026-07-28, how long it may be taken as fresh (`ttlMs`, issue 28).
+/// and, in MCP 2026-07-28, how long it may be taken as fresh (`ttlMs`).
 pub(crate) struct ToolListing {
     pub(crate) tools: Vec<ListedTool>,
     pub(crate) warnings: Vec<String>,
@@ -224,7 +224,7 @@ pub(crate) fn open(
     }
 }
 
-/// Opens a server again in the era it had (issue 28: a restarted child, a remote server whose
+/// Opens a server again in the era it had (a restarted child, a remote server whose
 /// connection ended): the same config, no probe, and the era's reason kept.
 pub(crate) fn reopen(
     spec: &ServerSpec,
@@ -385,7 +385,7 @@ impl Session {
         self.shutdown(crate::transport::FAILED_START_GRACE);
     }
 
-    /// Shuts the transport down, once (issue 28: a restart and disconnect may both come to a
+    /// Shuts the transport down, once (a restart and disconnect may both come to a
     /// dead session; a stdio child is reaped once, its pid never signalled after that).
     pub(crate) fn shutdown(&self, grace: Duration) {
         if !self.shut.swap(true, Ordering::AcqRel) {
@@ -466,7 +466,7 @@ impl Session {
 
     /// Every `tools/list` page (§3); in the modern era with the `_meta` envelope, and over
     /// HTTP each tool's routing headers noted, tools with invalid ones dropped (§6). Callable
-    /// again on a connected session (issue 28: a refresh), its routing headers replaced whole.
+    /// again on a connected session (a refresh), its routing headers replaced whole.
     pub(crate) fn list_tools(&self) -> Result<ToolListing, StartError> {
         let mut tools = Vec::new();
         let mut warnings = Vec::new();

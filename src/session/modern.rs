@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::versions::MODERN_VERSION;
 
-/// The `_meta` key that asks a server for the request's log messages (issue 28): without it a
+/// The `_meta` key that asks a server for the request's log messages (docs/live-servers.md): without it a
 /// 2026-07-28 server sends none.
 const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 

@@ -5,7 +5,7 @@
 //! means modern; any other error or no answer within `probeTimeoutMs` means legacy (the
 //! fallback keys on no single error code); a child that exited on the probe is started again.
 //!
-//! The verdict must not depend on load (issue 23): over stdio `probeTimeoutMs` counts from the
+//! The verdict must not depend on load (docs/protocol-eras.md): over stdio `probeTimeoutMs` counts from the
 //! moment the child has read the probe off its stdin (the pipe is empty), not from its start. A
 //! child that is slow to start (node under load, a dozen servers starting at once) has not read
 //! it yet, and is waited for, within the server's `timeout`; once it has read it, a server that

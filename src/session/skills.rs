@@ -1,4 +1,4 @@
-//! Skills (SEP-2640, issue 27) on one server: `skills/list` with pagination, `skills/get` for a
+//! Skills (SEP-2640) on one server: `skills/list` with pagination, `skills/get` for a
 //! skill the listing did not hold, and `resources/read` of one file at a time (in the modern era
 //! with the `_meta` envelope, and over HTTP its `Mcp-Name` routing header, SEP-2243). Nothing is
 //! read ahead of need: not on connect, not on listing ("Lazy Retrieval"). A skill is loaded

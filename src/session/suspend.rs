@@ -39,7 +39,7 @@ pub(crate) struct Start {
     /// A resumed call: it advertises elicitation as its first attempt did, and on a client
     /// without a resolver a new question becomes a new pending (c-api.md "Suspended calls").
     pub(crate) resumed: bool,
-    /// The task the call became (issue 29): a resumed one is polled again, nothing re-run.
+    /// The task the call became (docs/tasks.md): a resumed one is polled again, nothing re-run.
     pub(crate) task: Option<TaskRef>,
 }
 
@@ -85,7 +85,7 @@ struct ResumeToken {
     #[serde(default)]
     kind: String,
     requests: Vec<TokenRequest>,
-    /// The task a call became (`kind` "task", issue 29): its id and `requestState`.
+    /// The task a call became (`kind` "task"): its id and `requestState`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     task: Option<TaskRef>,
 }
@@ -312,7 +312,7 @@ impl Resume {
     }
 }
 
-/// The resume token of a call that became a task (issue 29): the server, the tool, the era, the
+/// The resume token of a call that became a task (docs/tasks.md): the server, the tool, the era, the
 /// task's id and `requestState`, and the Requests of a suspended question. No arguments (the
 /// task is never run again) and no secret.
 pub(crate) fn task_token(
@@ -338,7 +338,7 @@ pub(crate) fn task_token(
 }
 
 /// The ToolResult of a wait that ended while the task works, or with its question suspended
-/// (issue 29): isError false, `metadata.pending = {task, requests, resume}`.
+/// (docs/tasks.md): isError false, `metadata.pending = {task, requests, resume}`.
 pub(crate) fn task_pending_result(
     s: &super::Session,
     tool: &str,

@@ -1,4 +1,4 @@
-//! Results a host can trust (issue 29): `maxResultBytes` (past it an isError naming the limit,
+//! Results a host can trust (docs/tasks.md): `maxResultBytes` (past it an isError naming the limit,
 //! or with `"resultOverflow":"truncate"` the output cut with a note and `metadata.truncated`)
 //! and `structuredContent` checked against the tool's `outputSchema` (JSON Schema 2020-12, the
 //! `jsonschema` crate; `outputValidation` `warn` notes `metadata.outputSchemaErrors`, `strict`
@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-/// A tool's `outputSchema`, compiled at its first result rather than at the listing (issue 30:
+/// A tool's `outputSchema`, compiled at its first result rather than at the listing (cold start:
 /// compiling, with the 2020-12 meta-schema the crate builds once per process to check it, cost
 /// every connect to a server with such a tool ~1.5 ms of a cold start, called or not).
 pub(crate) struct OutputSchema {
@@ -62,7 +62,7 @@ impl Session {
                 );
             }
         }
-        // Swapped whole (issue 28: a refresh may change them while calls read them).
+        // Swapped whole (a refresh may change them while calls read them).
         *write(&self.task_support) = supports;
         *write(&self.output_schemas) = schemas;
     }

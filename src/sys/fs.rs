@@ -8,7 +8,7 @@ use std::path::Path;
 /// owner only: mode 0600 on POSIX, applied when the file is created (an existing file keeps
 /// its own); on Windows a DACL of one entry for the current user, protected from inheritance,
 /// set on the file it opens (a file another user made keeps its own). Windows cannot take it
-/// through `OpenOptions` alone, hence a function that opens (issue 25).
+/// through `OpenOptions` alone, hence a function that opens (docs/windows.md).
 pub fn open_owner_only(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
     super::imp::fs::open_owner_only(options, path)
 }

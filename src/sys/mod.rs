@@ -1,4 +1,4 @@
-//! The platform layer (issues 24, 25, 26): the one leaf where the operating system is named, so
+//! The platform layer (docs/module-map.md; docs/windows.md): the one leaf where the operating system is named, so
 //! that the transports above it are written once. `unsafe` lives here and in `src/ffi/` only.
 //!
 //! This file is the interface, the same on every platform; `unix/` implements it for Linux and
@@ -19,10 +19,10 @@
 
 pub mod fs;
 pub mod net;
-/// The POSIX-only cases (children are `sh` scripts; issue 26).
+/// The POSIX-only cases (children are `sh` scripts).
 #[cfg(all(test, unix))]
 mod posix_tests;
-/// The cases every platform runs, against the fixture server (issue 25: Linux and Wine).
+/// The cases every platform runs, against the fixture server (Linux and Wine).
 #[cfg(test)]
 mod tests;
 mod types;

@@ -1,4 +1,4 @@
-//! Sockets for the direct HTTP path (contract §5, issue 22): a send that can never raise
+//! Sockets for the direct HTTP path (contract §5): a send that can never raise
 //! SIGPIPE in the host (the direct path writes on the host's own thread, where SIGPIPE is not
 //! blocked, and rustls writes through it too), waits bounded by a deadline, a connect that a
 //! cancel can interrupt, and a look at an idle kept-alive connection. A shutdown of the socket

@@ -1,4 +1,4 @@
-//! The platform interface's own tests on POSIX (Linux and macOS, issue 26), written against
+//! The platform interface's own tests on POSIX (Linux and macOS), written against
 //! `sys` alone (real child processes, POSIX shell commands); `tests.rs` holds the ones every
 //! platform runs against the fixture server.
 

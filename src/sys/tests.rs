@@ -1,4 +1,4 @@
-//! The platform interface's own tests, the same on every platform (issue 25: run on Linux, and
+//! The platform interface's own tests, the same on every platform (run on Linux, and
 //! on Windows under Wine by scripts/test-windows.sh): a real child (the fixture server), its
 //! pipes, the stderr poller, its exit, and its tree ended. The fixture is `TN_FIXTURE`, or the
 //! one cargo builds beside this test binary (`cargo test --workspace` builds it).

@@ -25,7 +25,7 @@ pub(crate) struct Outgoing<'a> {
     pub(crate) kind: OutKind<'a>,
     /// What MCP 2026-07-28 over HTTP repeats in headers (§6): `Mcp-Name` and `Mcp-Param-*`.
     pub(crate) routing: Option<&'a Routing>,
-    /// A request's own timeout (the call's, §7): writing it ends by then (issue 22). None: the
+    /// A request's own timeout (the call's, §7): writing it ends by then (docs/http-and-tls.md). None: the
     /// transport's phase timeout.
     pub(crate) timeout: Option<Duration>,
 }
@@ -43,7 +43,7 @@ pub(crate) enum OutKind<'a> {
 }
 
 /// Where a transport files what comes in, and the little it asks of the connection above it
-/// (issue 24: transports know this, not the connection's insides).
+/// (transports know this, not the connection's insides).
 pub(crate) trait Inbound: Send + Sync {
     /// One inbound message (a line of JSON), carried by request `carrier`'s stream (HTTP) or
     /// by none.
@@ -85,7 +85,7 @@ pub(crate) trait Transport: Send + Sync {
     }
     /// How the server's process ended, in words (`exited with status 3`, `was killed by signal
     /// 9`), once it has; None while it runs or where there is no process (HTTP). The status's
-    /// `lastExit` (issue 28).
+    /// `lastExit` (docs/live-servers.md).
     fn exit(&self) -> Option<String> {
         None
     }
@@ -109,7 +109,7 @@ pub(crate) trait Transport: Send + Sync {
     }
     /// Whether the peer has read everything written to it so far (a stdio child's stdin pipe
     /// is empty); None where that cannot be seen. The era probe's timeout counts from then
-    /// (issue 23), so a child slow to start under load is not taken for a legacy one.
+    /// (docs/protocol-eras.md), so a child slow to start under load is not taken for a legacy one.
     fn peer_read_all(&self) -> Option<bool> {
         None
     }

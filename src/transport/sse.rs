@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use std::collections::VecDeque;
 use std::time::Duration;
 
-/// The longest `retry:` honoured (issue 22): a server asking for more is waited on this long.
+/// The longest `retry:` honoured (docs/http-and-tls.md): a server asking for more is waited on this long.
 pub const MAX_RETRY: Duration = Duration::from_secs(60);
 
 /// How long a stream's `retry:` of `ms` milliseconds has the client wait, capped at
@@ -308,7 +308,7 @@ mod tests {
             .is_ok());
     }
 
-    /// Issue 22: the events before an oversized one still come out (the response may be among
+    /// The events before an oversized one still come out (the response may be among
     /// them), and the error names `maxMessageBytes`.
     #[test]
     fn events_before_an_oversized_one_come_out() {

@@ -1,4 +1,4 @@
-//! The small helpers every layer uses, at the bottom of the house (issue 24): locking through a
+//! The small helpers every layer uses, at the bottom of the house (docs/module-map.md): locking through a
 //! poisoned mutex, starting a library thread (SIGPIPE blocked on it), cutting and masking text
 //! for messages (§9), and the process-wide timer. Nothing here knows MCP.
 

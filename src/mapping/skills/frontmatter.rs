@@ -1,4 +1,4 @@
-//! A SKILL.md's YAML frontmatter read as JSON (SEP-2640, issue 27), within limits checked on the
+//! A SKILL.md's YAML frontmatter read as JSON (SEP-2640), within limits checked on the
 //! parser's events before any value is built: a server's file cannot exhaust the host's memory
 //! (aliases) or stack (nesting).
 

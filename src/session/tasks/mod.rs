@@ -1,4 +1,4 @@
-//! Tool calls as tasks (issue 29): MCP 2025-11-25 tasks in the handshake era (`params.task`,
+//! Tool calls as tasks (docs/tasks.md): MCP 2025-11-25 tasks in the handshake era (`params.task`,
 //! `tasks/get` at the server's `pollInterval`, `tasks/result`, `tasks/cancel`) and the Tasks
 //! extension (SEP-2663) in MCP 2026-07-28 (the extension in the request's client
 //! capabilities, `resultType:"task"`, `tasks/get` carrying the result or `inputRequests`,
@@ -86,7 +86,7 @@ impl Session {
         .then(|| result.clone())
     }
 
-    /// `tasks/list`, every page (issue 29): `{"server","tasks":[…]}`. Only a handshake-era server
+    /// `tasks/list`, every page (docs/tasks.md): `{"server","tasks":[…]}`. Only a handshake-era server
     /// whose capabilities declare `tasks.list` has one (SEP-2663 removed it).
     pub(crate) fn list_tasks(&self) -> crate::error::Result<String> {
         use crate::error::{Error, ErrorKind};
@@ -163,7 +163,7 @@ impl Session {
         }
     }
 
-    /// Whether this call goes as a task (issue 29): `required` always, `optional` per the
+    /// Whether this call goes as a task (docs/tasks.md): `required` always, `optional` per the
     /// `tasks` key (`auto`: an asynchronous call, or a timeout over a minute), else never; only
     /// with a server that offers tasks. In MCP 2026-07-28 the server decides (SEP-2663): the
     /// extension is declared unless `tasks` is `never` for a tool that does not require it.

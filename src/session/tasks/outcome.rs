@@ -23,7 +23,7 @@ impl Session {
         match e {
             RequestError::Cancelled => Some(self.cancel_task(remote, task, ctl)),
             // A disconnect or a lost connection ends the wait, not the task: the host gets
-            // the token that collects it later (issue 29).
+            // the token that collects it later (docs/tasks.md).
             RequestError::Closed | RequestError::Lost(_) | RequestError::SessionExpired(_) => {
                 let obj = serde_json::json!({"taskId": task.id, "status": "working"});
                 Some(self.task_pending(remote, task, &obj, &[]))

@@ -25,7 +25,7 @@ impl Drop for HeldProgress<'_> {
 }
 
 impl Session {
-    /// Waits for the task a call became (issue 29) and shapes its result; `start.task` set and
+    /// Waits for the task a call became (docs/tasks.md) and shapes its result; `start.task` set and
     /// `start.input_responses` carried by a resumed call are delivered first (`tasks/update`).
     pub(in crate::session) fn wait_task(
         &self,

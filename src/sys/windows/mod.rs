@@ -1,4 +1,4 @@
-//! The platform layer on Windows (issue 25): Job Objects for a child's tree, named pipes with
+//! The platform layer on Windows (docs/windows.md): Job Objects for a child's tree, named pipes with
 //! overlapped I/O for its stdio, one I/O completion port for every child's stderr, and the
 //! direct path's socket calls. Tested under Wine 8 on Linux (scripts/test-windows.sh).
 

@@ -1,4 +1,4 @@
-//! The direct path's socket calls on Windows (issue 25): there is no SIGPIPE (a send to a
+//! The direct path's socket calls on Windows (docs/windows.md): there is no SIGPIPE (a send to a
 //! closed connection fails with an error), no `MSG_DONTWAIT` and no `MSG_PEEK` without
 //! blocking, so a send or a peek that must not block puts the socket in non-blocking mode for
 //! that one call (std's `set_nonblocking`, `FIONBIO`) and back; waits are `WSAPoll`. The
@@ -14,7 +14,7 @@ use windows_sys::Win32::Networking::WinSock::{
     WSAPoll, POLLRDNORM, POLLWRNORM, SOCKET, SOCKET_ERROR, WSAEINPROGRESS, WSAPOLLFD,
 };
 
-/// Nothing to set: Windows has no SIGPIPE (issue 26's interface: macOS sets `SO_NOSIGPIPE`).
+/// Nothing to set: Windows has no SIGPIPE (the POSIX face's macOS sets `SO_NOSIGPIPE`).
 pub fn no_sigpipe(_sock: &socket2::Socket) -> io::Result<()> {
     Ok(())
 }

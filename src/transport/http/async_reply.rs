@@ -93,7 +93,7 @@ impl HttpTransport {
     /// server's `retry:` (at most [`sse::MAX_RETRY`]), again and again while streams end
     /// empty, at most [`MAX_RESUMES`] times in a row; the request's `timeout` bounds it all, and
     /// a `retry:` as long fails the request at once unless the call's clock stands still
-    /// (issue 22). A stream whose content is refused (an event past `maxMessageBytes`) is not
+    /// (docs/http-and-tls.md). A stream whose content is refused (an event past `maxMessageBytes`) is not
     /// resumed: it would bring the same again.
     pub(super) async fn follow(
         &self,

@@ -2,7 +2,7 @@
 //! streamable HTTP (contract §5), opened while connecting, before the first `tools/list`
 //! (servers drop requests they send while none is open), awaited, and reconnected in the
 //! background with backoff when it ends; in MCP 2026-07-28, which replaced it, the
-//! `subscriptions/listen` POST whose reply is a long-lived event stream (issue 28), kept the
+//! `subscriptions/listen` POST whose reply is a long-lived event stream (docs/live-servers.md), kept the
 //! same way.
 
 use super::transport::HttpTransport;
@@ -71,7 +71,7 @@ impl HttpTransport {
         warning
     }
 
-    /// Opens MCP 2026-07-28's `subscriptions/listen` (issue 28): `body` is the whole request
+    /// Opens MCP 2026-07-28's `subscriptions/listen` (docs/live-servers.md): `body` is the whole request
     /// (the session built it; its id is the subscription's). The server's answer is awaited
     /// (bounded by the timeout), so that a change right after connect is not missed; then the
     /// stream is read in the background, opened again with backoff when it ends, until the

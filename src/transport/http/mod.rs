@@ -1,4 +1,4 @@
-//! HTTP for remote servers (contract §5, §6, §9; issue 24). One connection, [`HttpTransport`]
+//! HTTP for remote servers (contract §5, §6, §9). One connection, [`HttpTransport`]
 //! ([`state`]), speaks streamable HTTP through two clients that share one protocol
 //! ([`protocol`]: the headers, the status rules, the reading of a reply, written once): the
 //! direct HTTP/1.1 client on the caller's own thread ([`direct`]) and the async one on the
@@ -105,7 +105,7 @@ impl HttpTransport {
 }
 
 /// What the session tells an HTTP connection and asks of it (§5, §6): MCP facts that only HTTP
-/// carries on the wire (issue 24: they are the session's, so they are not in [`Transport`]).
+/// carries on the wire (they are the session's, so they are not in [`Transport`]).
 impl HttpTransport {
     /// The session speaks MCP 2026-07-28 from now on: no session, its own headers, no
     /// resumption.

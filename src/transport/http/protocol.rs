@@ -1,4 +1,4 @@
-//! Streamable HTTP, the protocol as both HTTP clients speak it (contract §5, §6, §8; issue 24),
+//! Streamable HTTP, the protocol as both HTTP clients speak it (contract §5, §6, §8),
 //! written once and free of I/O: what one outbound message is ([`Post`]), the headers a POST
 //! carries in each era ([`each_header`]), how a reply's status is judged ([`status_verdict`]), a reply's body
 //! read into messages ([`ReplyBody`]), and what a stream that ended means ([`stream_end`]). The async
@@ -26,7 +26,7 @@ pub(super) struct Post {
     pub(super) method: Option<String>,
     pub(super) routing: Option<Box<crate::transport::Routing>>,
     /// The request's timeout (the call's, §7; else the server's): writing it ends by then
-    /// (issue 22), and a stream resumed after a `retry:` as long is not resumed.
+    /// (docs/http-and-tls.md), and a stream resumed after a `retry:` as long is not resumed.
     pub(super) timeout: Duration,
 }
 
@@ -46,7 +46,7 @@ pub(super) enum PostSession<'a> {
 /// server's origin, §9), `Accept` and `Content-Type`, and the era's (§5, §6). A configured
 /// header the protocol sets itself is left out (the protocol's value wins). Handed out rather
 /// than collected so that the direct client writes them straight into its request bytes: a
-/// header map per request cost the direct path about 8 % of its CPU per call (issue 24 bench).
+/// header map per request cost the direct path about 8 % of its CPU per call (bench/README.md).
 pub(super) fn each_header(
     configured: &HeaderMap,
     authorization: &[(HeaderName, HeaderValue)],

@@ -44,7 +44,7 @@ pub(super) struct State {
 /// A streamable-HTTP server connection (or, after the fallback, the legacy HTTP+SSE one).
 pub(crate) struct HttpTransport {
     pub(super) me: Weak<HttpTransport>,
-    /// Where inbound messages and failures go (the connection above, issue 24).
+    /// Where inbound messages and failures go (the connection above).
     pub(super) inbound: Weak<dyn Inbound>,
     pub(super) url: Url,
     pub(super) http: reqwest::Client,
@@ -65,7 +65,7 @@ pub(crate) struct HttpTransport {
     /// The reader thread, and what tells that it ended (its sender is dropped when it does):
     /// disconnect waits on that rather than polling (§3).
     pub(super) reader: Mutex<Option<Reader>>,
-    /// The direct client's connections, for HTTP(S) without a proxy (issues 18, 22).
+    /// The direct client's connections, for HTTP(S) without a proxy (docs/http-and-tls.md).
     pub(super) direct: Option<DirectPath>,
     /// The HTTP+SSE transport, once the server turned out to speak only that.
     pub(super) legacy: OnceLock<Arc<LegacySse>>,

@@ -1,4 +1,4 @@
-//! The direct HTTP/1.1 client (contract §5, issues 18 and 22): for `http`/`https` servers
+//! The direct HTTP/1.1 client (contract §5): for `http`/`https` servers
 //! reached without a proxy, a request's POST is written on the calling thread and its reply read
 //! on that same thread while the caller waits for it (the connection's wait drives it), on a
 //! kept-alive connection from a small pool ([`pool`]): no runtime task and no thread hop, so a
@@ -110,7 +110,7 @@ impl HttpTransport {
     }
 
     /// Sends `out` the direct way when that applies (else gives it back for the async way),
-    /// writing by `deadline` (issue 22: every phase of a request ends by the call's deadline).
+    /// writing by `deadline` (every phase of a request ends by the call's deadline).
     /// A request's reply is read later by its caller ([`HttpTransport::drive_direct`]); for a
     /// message without a reply of ours the status is read before this returns.
     pub(super) fn send_direct(&self, out: Post, ordered: bool) -> Result<(), Post> {

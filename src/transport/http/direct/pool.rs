@@ -1,4 +1,4 @@
-//! The direct path's connections (contract §5, issues 18 and 22): where the server is, a pool
+//! The direct path's connections (contract §5): where the server is, a pool
 //! of kept-alive connections (TCP, or TLS on rustls with the same trust as the async path's
 //! client), and which requests' replies are being read by which thread, so that a request
 //! ended elsewhere (cancelled, failed, answered on another stream) stops its reader. Every
