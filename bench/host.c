@@ -60,20 +60,6 @@
 
 extern char **environ;
 
-const char *const *fixture_args = NULL;
-int fixture_nargs = 0;
-const char *https_ca_file = NULL;
-
-void die(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("bench: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  exit(2);
-}
-
 static void sleep_ms(unsigned ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {

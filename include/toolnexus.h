@@ -272,9 +272,9 @@ tn_status tn_tools_for(const tn_client *client, const char *style, char **tools_
  The same mapping as [`tn_tools_for`] over a JSON array of tools (JSON in, JSON out).
 
  # Safety
- `tools_json` and `style` are NULL or NUL-terminated strings; `out` is NULL or writable.
+ `tools_json` and `style` are NULL or NUL-terminated strings; `provider_json_out` is NULL or writable.
  */
-tn_status tn_tools_to_provider(const char *tools_json, const char *style, char **out);
+tn_status tn_tools_to_provider(const char *tools_json, const char *style, char **provider_json_out);
 
 /*
  Starts a call and returns at once (§7). `options_json` may be NULL: `{"timeoutMs": n}`.
@@ -305,7 +305,7 @@ tn_status tn_call_cancel(tn_client *client, uint64_t call_id);
  `tn_call_cancel` while this one waits (its result is then the cancelled isError); it is
  stored atomically, for that thread to read with an atomic load (C11 `atomic_load`). It runs
  and is woken as `tn_call_tool` is, on this thread: a binding's main thread waits at the
- plain call's speed and can still stop on a signal (issue 30). 0 in `*call_id_out` on error.
+ plain call's speed and can still stop on a signal (docs/performance.md). 0 in `*call_id_out` on error.
 
  # Safety
  As for `tn_call_tool`; `options_json` is NULL or a NUL-terminated string; `call_id_out` is
@@ -335,7 +335,7 @@ tn_status tn_call_tool_resume(tn_client *client, const char *resume_token, const
 tn_status tn_call_tool_resume_async(tn_client *client, const char *resume_token, const char *answers_json, const char *options_json, tn_call_done_fn done, tn_progress_fn progress, void *user_data, uint64_t *call_id_out);
 
 /*
- Registers `callback` for the client's events (issue 28), replacing the one before; NULL
+ Registers `callback` for the client's events (docs/live-servers.md), replacing the one before; NULL
  removes it. When this returns (outside the callback itself) the callback it replaced is not
  running and is never called again, so its `user_data` may be freed. Events before a
  callback is registered are not kept: `tn_server_statuses` says where things stand.

@@ -35,22 +35,22 @@ pub unsafe extern "C" fn tn_tools_for(
 /// The same mapping as [`tn_tools_for`] over a JSON array of tools (JSON in, JSON out).
 ///
 /// # Safety
-/// `tools_json` and `style` are NULL or NUL-terminated strings; `out` is NULL or writable.
+/// `tools_json` and `style` are NULL or NUL-terminated strings; `provider_json_out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn tn_tools_to_provider(
     tools_json: *const c_char,
     style: *const c_char,
-    out: *mut *mut c_char,
+    provider_json_out: *mut *mut c_char,
 ) -> tn_status {
     guard("tn_tools_to_provider", || {
         // SAFETY: forwarded caller guarantees.
-        unsafe { init_out(out, "out")? };
+        unsafe { init_out(provider_json_out, "provider_json_out")? };
         // SAFETY: forwarded caller guarantees.
         let tools = unsafe { str_arg(tools_json, "tools_json")? };
         // SAFETY: forwarded caller guarantees.
         let style = unsafe { str_arg(style, "style")? };
         let text = pure::tools_to_provider(tools, style)?;
         // SAFETY: checked by init_out above.
-        unsafe { set_out(out, text) }
+        unsafe { set_out(provider_json_out, text) }
     })
 }
