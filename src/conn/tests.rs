@@ -3,42 +3,10 @@
 //! fails with the connection, gets its progress and is cancelled.
 
 use super::*;
-use crate::transport::{Inbound, Outgoing, Transport};
+use crate::transport::fake::{id_of, Fake};
+use crate::transport::Inbound;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-/// What the fake server answers to one sent text: the lines it writes back.
-type Script = Box<dyn Fn(&str) -> Vec<String> + Send + Sync>;
-
-/// A transport that records what is sent and answers through a script run on another thread,
-/// as a server's reader would.
-struct Fake {
-    sent: Mutex<Vec<String>>,
-    /// Called with each sent text; lines it returns are filed as the server's.
-    script: Script,
-    conn: OnceLock<std::sync::Weak<Conn>>,
-}
-
-impl Transport for Fake {
-    fn send(&self, msg: &Outgoing<'_>) -> Result<(), String> {
-        lock(&self.sent).push(msg.text.to_string());
-        let lines = (self.script)(msg.text);
-        if let Some(conn) = self.conn.get().and_then(std::sync::Weak::upgrade) {
-            std::thread::spawn(move || {
-                for l in lines {
-                    // "sleep:N" stands for the server taking N ms.
-                    match l.strip_prefix("sleep:").and_then(|n| n.parse().ok()) {
-                        Some(ms) => std::thread::sleep(Duration::from_millis(ms)),
-                        None => conn.message(l.as_bytes(), None),
-                    }
-                }
-            });
-        }
-        Ok(())
-    }
-
-    fn shutdown(&self, _grace: Duration) {}
-}
 
 #[derive(Default)]
 struct Requests {
@@ -73,13 +41,6 @@ impl Watcher for Watch {
     }
 }
 
-fn id_of(text: &str) -> Option<u64> {
-    serde_json::from_str::<Value>(text)
-        .ok()?
-        .get("id")?
-        .as_u64()
-}
-
 fn connect(
     script: impl Fn(&str) -> Vec<String> + Send + Sync + 'static,
 ) -> (Arc<Conn>, Arc<Fake>, Arc<Requests>, Arc<Watch>) {
@@ -87,12 +48,9 @@ fn connect(
     let conn = Conn::new(requests.clone());
     let watch = Arc::new(Watch::default());
     conn.watch(watch.clone());
-    let fake = Arc::new(Fake {
-        sent: Mutex::default(),
-        script: Box::new(script),
-        conn: OnceLock::new(),
-    });
-    let _ = fake.conn.set(Arc::downgrade(&conn));
+    let fake = Fake::new(script);
+    let inbound: Arc<dyn Inbound> = conn.clone();
+    fake.file_into(&inbound);
     conn.attach(fake.clone());
     (conn, fake, requests, watch)
 }

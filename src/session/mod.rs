@@ -4,6 +4,8 @@
 
 mod call;
 mod call_state;
+#[cfg(test)]
+mod call_tests;
 mod capabilities;
 mod completion;
 mod era;
@@ -247,7 +249,6 @@ pub(crate) fn reopen(
 /// first (its server requests answered by the host side), then for a remote server the HTTP
 /// client and the authorizer (§8, built here and handed down), then the transport, attached.
 fn start(spec: &ServerSpec, live: Option<Host>, hooks: &Hooks) -> Result<Session, StartError> {
-    let with_resolver = live.is_some();
     let answering = Arc::new(crate::host::server_requests::Answering { live: live.clone() });
     let conn = Conn::new(answering);
     if let Some(w) = &hooks.watcher {
@@ -317,7 +318,20 @@ fn start(spec: &ServerSpec, live: Option<Host>, hooks: &Hooks) -> Result<Session
             return Err(phase_error(spec, "connect", "the client was disconnected"));
         }
     }
-    Ok(Session {
+    Ok(assemble(spec, live, hooks, conn, transport, http_transport))
+}
+
+/// A session on a connection just attached to its transport, before its era is chosen.
+fn assemble(
+    spec: &ServerSpec,
+    live: Option<Host>,
+    hooks: &Hooks,
+    conn: Arc<Conn>,
+    transport: Arc<dyn Transport>,
+    http_transport: Option<Arc<HttpTransport>>,
+) -> Session {
+    let with_resolver = live.is_some();
+    Session {
         spec: spec.clone(),
         conn,
         transport,
@@ -339,7 +353,35 @@ fn start(spec: &ServerSpec, live: Option<Host>, hooks: &Hooks) -> Result<Session
         capabilities: Mutex::new(None),
         skills: Mutex::default(),
         before: None,
-    })
+    }
+}
+
+/// A session of `era` over a fake transport answering with `script` (unit tests of the call
+/// loop): `spec_json` is one server's config entry.
+#[cfg(test)]
+pub(super) fn on_fake(
+    spec_json: &str,
+    era: Era,
+    live: Option<Host>,
+    script: impl Fn(&str) -> Vec<String> + Send + Sync + 'static,
+) -> (Session, Arc<crate::transport::fake::Fake>) {
+    let entries = crate::config::parse(&format!(r#"{{"mcpServers":{{"fx":{spec_json}}}}}"#))
+        .expect("a config");
+    let Some((_, crate::config::ServerEntry::Enabled(spec))) = entries.into_iter().next() else {
+        panic!("no enabled server in {spec_json}");
+    };
+    let answering = Arc::new(crate::host::server_requests::Answering { live: live.clone() });
+    let conn = Conn::new(answering);
+    let fake = crate::transport::fake::Fake::new(script);
+    let inbound: Arc<dyn crate::transport::Inbound> = conn.clone();
+    fake.file_into(&inbound);
+    conn.attach(fake.clone());
+    let mut s = assemble(&spec, live, &Hooks::default(), conn, fake.clone(), None);
+    s.era = era;
+    if era == Era::Modern {
+        s.protocol_version = crate::versions::MODERN_VERSION.into();
+    }
+    (s, fake)
 }
 
 /// The era (§6: [`era`]), the handshake where there is one, the subscription to tool-list

@@ -4,6 +4,8 @@
 //! message back through the [`Inbound`] sink it was given (the connection implements it), so
 //! the arrow points down: nothing here names `conn`.
 
+#[cfg(test)]
+pub(crate) mod fake;
 pub(crate) mod http;
 pub(crate) mod sse;
 mod stderr;
