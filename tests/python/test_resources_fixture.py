@@ -367,15 +367,20 @@ def test_prompt_list_changes_are_events_with_host_names(fx, transport, era):
     assert c.ok("tn_get_prompt", "fx_extra", None)["messages"][0]["content"]["text"] == "extra prompt"
 
 
-def test_subscriptions_survive_a_restart(fx, tmp_path):
-    c, sent = fx("stdio", "legacy", "--hardening-tools", restart={"backoffMs": 50})
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_subscriptions_survive_a_restart(fx, tmp_path, era):
+    c, sent = fx("stdio", era, "--hardening-tools", restart={"backoffMs": 50})
     ev = c.events()
     assert c.status_of("tn_subscribe_resource", "fx", "fx://doc/1") == (tnlib.TN_OK, "")
     c.call("fx_sleep_then_crash", '{"ms":0,"code":3}')  # the child exits; the library starts it again
     ev.wait(lambda e: e["type"] == "status" and e.get("status") == "connected", timeout=20)
     assert json.loads(c.result("fx_touch", '{"uri":"fx://doc/1"}'))["output"] == "touched 1"
-    subs = [r["params"]["uri"] for r in rpcs(sent, "resources/subscribe")]
-    assert subs == ["fx://doc/1", "fx://doc/1"], "subscribed again on the new child"
+    if era == "legacy":
+        subs = [r["params"]["uri"] for r in rpcs(sent, "resources/subscribe")]
+        assert subs == ["fx://doc/1", "fx://doc/1"], "subscribed again on the new child"
+    else:
+        filters = [r["params"]["notifications"].get("resourceSubscriptions") for r in rpcs(sent, "subscriptions/listen")]
+        assert filters[-1] == ["fx://doc/1"], "the new child's listen at start holds it: %r" % filters
     _, e = ev.wait(lambda e: e["type"] == "resource_updated")
     assert e["uri"] == "fx://doc/1", e
 
