@@ -119,10 +119,12 @@ def test_after_the_session_expires_the_stream_is_open_before_the_call_goes_on(fi
         c.disconnect()
     steps = wire(read_log())
     assert ("event", "dropped") not in steps, steps
-    # after the 404: initialize, initialized, the GET, and only then the call again
+    # after the 404: initialize, initialized, the GET, and only then the call again (the tool
+    # list the renewal asks for, on a thread of its own, may come anywhere among them)
     i = max(i for i, s in enumerate(steps) if s == ("POST", "initialize"))
-    assert steps[i:i + 4] == [("POST", "initialize"), ("POST", "notifications/initialized"), ("GET", None),
-                              ("POST", "tools/call")], steps
+    after = [s for s in steps[i:] if s != ("POST", "tools/list")]
+    assert after[:4] == [("POST", "initialize"), ("POST", "notifications/initialized"), ("GET", None),
+                         ("POST", "tools/call")], steps
 
 
 def test_the_stream_reconnects_with_backoff_when_the_server_closes_it(fixture_http):
