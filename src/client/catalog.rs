@@ -32,7 +32,14 @@ pub(crate) fn get(inner: &Inner, idx: usize, session: &Arc<Session>, l: List) ->
             return st.catalog.held(l).unwrap_or_default();
         }
     }
+    let generation = slot.lock().catalog.generation[l.at()];
     if !session.declares(l.capability()) {
+        // None declared (or no longer, after a restart): nothing is held from before.
+        let mut st = slot.lock();
+        if st.session.as_ref().is_some_and(|s| Arc::ptr_eq(s, session)) {
+            st.catalog.held[l.at()] = None;
+            st.catalog.errors[l.at()] = None;
+        }
         return Arc::default();
     }
     let walked = match l {
@@ -44,19 +51,16 @@ pub(crate) fn get(inner: &Inner, idx: usize, session: &Arc<Session>, l: List) ->
         session.era == Era::Legacy && session.declares(&format!("{}/listChanged", l.capability()));
     let mut st = slot.lock();
     let current = st.session.as_ref().is_some_and(|s| Arc::ptr_eq(s, session));
-    let (items, until) = match walked {
-        Ok(w) => {
-            let until = match (session.era, w.ttl) {
-                (Era::Modern, Some(t)) => {
-                    Instant::now().checked_add(t).map_or(Until::Now, Until::At)
-                }
-                (Era::Modern, None) => Until::Now,
-                (Era::Legacy, _) if until_changed => Until::Changed,
-                (Era::Legacy, _) => Until::Now,
-            };
-            (Arc::new(w.items), until)
-        }
-        Err(WalkError::NoMethod) => (Arc::default(), Until::Changed),
+    let fresh_for = |ttl: Option<std::time::Duration>| match (session.era, ttl) {
+        (Era::Modern, Some(t)) => Instant::now().checked_add(t).map_or(Until::Now, Until::At),
+        (Era::Modern, None) => Until::Now,
+        (Era::Legacy, _) if until_changed => Until::Changed,
+        (Era::Legacy, _) => Until::Now,
+    };
+    let (items, mut until) = match walked {
+        Ok(w) => (Arc::new(w.items), fresh_for(w.ttl)),
+        // The server has no such method: an empty list, held by the same rules.
+        Err(WalkError::NoMethod) => (Arc::default(), fresh_for(None)),
         Err(WalkError::Failed(why)) => {
             if current {
                 st.catalog.errors[l.at()] = Some(why);
@@ -64,6 +68,11 @@ pub(crate) fn get(inner: &Inner, idx: usize, session: &Arc<Session>, l: List) ->
             return st.catalog.held(l).unwrap_or_default();
         }
     };
+    if st.catalog.generation[l.at()] != generation {
+        // The server said the list changed while it was walked: what was walked may be from
+        // before the change, so it is not taken as fresh.
+        until = Until::Now;
+    }
     if current {
         st.catalog.errors[l.at()] = None;
         st.catalog.held[l.at()] = Some(Held {
@@ -83,6 +92,9 @@ pub(crate) fn changed(inner: &Arc<Inner>, idx: usize, kind: Kind) {
     let slot = &inner.slots[idx];
     let mut st = slot.lock();
     st.catalog.stale(kind.lists());
+    for l in kind.lists() {
+        st.catalog.generation[l.at()] += 1;
+    }
     if !inner.events.wanted() {
         return;
     }
@@ -178,10 +190,17 @@ fn relist(inner: &Arc<Inner>, idx: usize) {
 /// Builds the prompt index again from every server's held prompts and swaps it in.
 pub(crate) fn rebuild_prompts(inner: &Inner) -> Arc<PromptIndex> {
     let _one = crate::util::lock(&inner.prompts_rebuilding);
+    // Connected servers only: a failed or restarting server's prompts could not be got.
     let held: Vec<Option<Arc<Vec<Value>>>> = inner
         .slots
         .iter()
-        .map(|s| s.lock().catalog.held(List::Prompts))
+        .map(|s| {
+            let st = s.lock();
+            match st.phase {
+                super::servers::Phase::Connected => st.catalog.held(List::Prompts),
+                _ => None,
+            }
+        })
         .collect();
     let sources: Vec<mp::Source<'_>> = inner
         .slots
@@ -196,4 +215,29 @@ pub(crate) fn rebuild_prompts(inner: &Inner) -> Arc<PromptIndex> {
     let index = Arc::new(mp::build(&sources, Some(&previous)));
     *crate::util::write(&inner.prompts) = index.clone();
     index
+}
+
+/// Subscribes server `idx`'s current session again to what the host subscribed to (a new HTTP
+/// session of the handshake era holds none of the old one's), on a thread of its own (the
+/// caller is a reader). What fails is a warning of the status.
+pub(crate) fn subscribe_again(inner: &Arc<Inner>, idx: usize) {
+    let slot = &inner.slots[idx];
+    if slot.lock().subscribed.is_empty() {
+        return;
+    }
+    let me = inner.clone();
+    inner.spawn(format!("tn-resubscribe-{}", slot.name), move || {
+        let slot = &me.slots[idx];
+        let _one = crate::util::lock(&slot.subscribing);
+        let (all, session) = {
+            let st = slot.lock();
+            (st.subscribed.clone(), st.session.clone())
+        };
+        let Some(session) = session else { return };
+        for uri in &all {
+            if let Err(e) = session.subscribe(uri, &all) {
+                slot.lock().session_warnings.push(e.message);
+            }
+        }
+    });
 }

@@ -89,6 +89,8 @@ pub(crate) struct Catalog {
     pub(super) errors: [Option<String>; 3],
     /// A thread lists again; lists changed meanwhile (listed once more after it).
     pub(super) relisting: bool,
+    /// Counts the change notices of each list: a walk during which one came is not fresh.
+    pub(super) generation: [u64; 3],
     pub(super) pending: [bool; 3],
 }
 

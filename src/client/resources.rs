@@ -83,7 +83,16 @@ impl Client {
         // On the list first: a restart that begins meanwhile subscribes the new session to it.
         slot.lock().subscribed = all.clone();
         if let Err(e) = session.subscribe(uri, &all) {
-            slot.lock().subscribed.remove(uri);
+            // Taken back only while the server is still on this session: a restart meanwhile
+            // subscribed its new session to the list as it was.
+            let mut st = slot.lock();
+            if st
+                .session
+                .as_ref()
+                .is_some_and(|s| Arc::ptr_eq(s, &session))
+            {
+                st.subscribed.remove(uri);
+            }
             return Err(e);
         }
         Ok(())
@@ -109,7 +118,14 @@ impl Client {
         // Off the list first: an update that races the unsubscribe is not told.
         slot.lock().subscribed = all.clone();
         if let Err(e) = session.unsubscribe(uri, &all) {
-            slot.lock().subscribed.insert(uri.to_string());
+            let mut st = slot.lock();
+            if st
+                .session
+                .as_ref()
+                .is_some_and(|s| Arc::ptr_eq(s, &session))
+            {
+                st.subscribed.insert(uri.to_string());
+            }
             return Err(e);
         }
         Ok(())

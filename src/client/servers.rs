@@ -75,10 +75,6 @@ pub(crate) struct SlotState {
     pub(crate) changed_while_opening: bool,
     /// A restart thread runs.
     pub(crate) restarter: bool,
-    /// `notifications/subscriptions/acknowledged` seen on the current session, by listen: a
-    /// second one of the same listen means it was opened again after a break, and changes may
-    /// have been missed (a new listen that replaced another is no break).
-    pub(crate) acks: std::collections::HashSet<u64>,
     /// The resources the host subscribed to (`tn_subscribe_resource`): kept across restarts and
     /// reconnects, and subscribed again on the new session.
     pub(crate) subscribed: std::collections::BTreeSet<String>,
@@ -134,7 +130,6 @@ impl Slot {
                 refresh_error: None,
                 changed_while_opening: false,
                 restarter: false,
-                acks: Default::default(),
                 subscribed: Default::default(),
                 catalog: Default::default(),
             }),
@@ -323,7 +318,6 @@ impl Inner {
         st.session = Some(Arc::new(session));
         st.phase = Phase::Connected;
         st.up_since = Instant::now();
-        st.acks.clear();
         note_listing(&mut st, listing);
         slot.changed.notify_all();
     }

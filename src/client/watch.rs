@@ -42,16 +42,12 @@ impl Watcher for SlotWatch {
             "notifications/subscriptions/acknowledged" => {
                 // A listen acknowledged a second time was opened again after a break (the HTTP
                 // transport reopens a stream that ended): changes may have been missed. A new
-                // listen that replaced another (a subscription changed) is no break.
-                let id = crate::conn::subscriptions::stamp(params.as_ref());
-                let again = {
-                    let mut st = inner.slots[self.idx].lock();
-                    let current = st
-                        .session
-                        .as_ref()
-                        .is_some_and(|s| std::ptr::eq(Arc::as_ptr(&s.conn), conn));
-                    current && id.is_some_and(|id| !st.acks.insert(id))
-                };
+                // listen that replaced another (a subscription changed) is no break. The count
+                // is the connection's, so the first acknowledgement counts even when it came
+                // before the session was installed.
+                let again = crate::conn::subscriptions::stamp(params.as_ref())
+                    .is_some_and(|id| conn.listens.acks(id) > 1)
+                    && Self::is_current(&inner, self.idx, conn);
                 if again {
                     super::refresh::request(&inner, self.idx);
                     super::catalog::changed(&inner, self.idx, super::catalog::Kind::All);
@@ -79,6 +75,10 @@ impl Watcher for SlotWatch {
         if let Some(inner) = self.inner.upgrade() {
             if Self::is_current(&inner, self.idx, conn) {
                 super::refresh::request(&inner, self.idx);
+                // A new HTTP session holds none of the old one's subscriptions, and may list
+                // other resources and prompts.
+                super::catalog::changed(&inner, self.idx, super::catalog::Kind::All);
+                super::catalog::subscribe_again(&inner, self.idx);
             }
         }
     }
@@ -111,7 +111,9 @@ fn log(inner: &Inner, idx: usize, params: Option<Value>) {
 }
 
 /// A `notifications/resources/updated` (params `uri`, perhaps a sub-resource of one subscribed
-/// to) as a `resource_updated` event; the server sends them only for what was subscribed.
+/// to) as a `resource_updated` event, when the host is subscribed to it (or to a resource it
+/// is under): an update that races an unsubscribe, or arrives after it on another stream, is
+/// not told.
 fn updated(inner: &Inner, idx: usize, params: Option<Value>) {
     if !inner.events.wanted() {
         return;
@@ -123,6 +125,15 @@ fn updated(inner: &Inner, idx: usize, params: Option<Value>) {
     else {
         return;
     };
+    let subscribed = inner.slots[idx].lock().subscribed.iter().any(|s| {
+        uri == s
+            || uri
+                .strip_prefix(s.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+    });
+    if !subscribed {
+        return;
+    }
     let mut e = inner.event("resource_updated", idx);
     e.insert("uri".into(), Value::String(uri.to_string()));
     inner.send(idx, e);

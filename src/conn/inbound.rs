@@ -29,8 +29,14 @@ impl Conn {
                     return;
                 };
                 let waiter = lock(&self.pending).waiters.remove(&id);
-                if let Some(w) = waiter {
-                    self.finish(id, &w, Ok(text.to_string()));
+                match waiter {
+                    Some(w) => self.finish(id, &w, Ok(text.to_string())),
+                    // A listen's only answer before its end: an error refusing it.
+                    None => self.listens.answered(id, || {
+                        rpc::result_value(text)
+                            .err()
+                            .map(|e| RequestError::Rpc(e).explain(std::time::Duration::ZERO))
+                    }),
                 }
             }
             // Only the members acted on are built ([`rpc::Envelope`]); UTF-8 is checked

@@ -109,10 +109,15 @@ pub unsafe extern "C" fn tn_read_resource_ex(
             // SAFETY: as above; written before the request goes out.
             unsafe { put_id(call_id_out, id) }
         });
-        // SAFETY: as above; 0 on error.
-        unsafe { put_id(call_id_out, 0) };
-        // SAFETY: checked by init_out above.
-        unsafe { set_out(result_json_out, out?) }
+        match out {
+            // SAFETY: checked by init_out above.
+            Ok(text) => unsafe { set_out(result_json_out, text) },
+            Err(e) => {
+                // SAFETY: as above; 0 on error.
+                unsafe { put_id(call_id_out, 0) };
+                Err(e)
+            }
+        }
     })
 }
 

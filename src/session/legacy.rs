@@ -133,11 +133,14 @@ fn renew(s: &Session) -> Result<(), RequestError> {
         Some(&initialize_params(s.with_resolver)),
         s.spec.timeout,
     );
-    if let Err(e) = init {
-        return Err(RequestError::Lost(format!(
-            "the session expired (HTTP 404) and re-initializing failed: {}",
-            e.explain(s.spec.timeout)
-        )));
+    match init {
+        Ok(v) => s.learned_capabilities(&v),
+        Err(e) => {
+            return Err(RequestError::Lost(format!(
+                "the session expired (HTTP 404) and re-initializing failed: {}",
+                e.explain(s.spec.timeout)
+            )))
+        }
     }
     s.conn
         .notify_ordered("notifications/initialized")

@@ -115,8 +115,11 @@ impl Session {
                 reply.and_then(|l| crate::json::rpc::result_value(&l).map_err(RequestError::Rpc));
             let page = match page {
                 Ok(p) => p,
+                // Only a first page's -32601 says the server has no such list; later, it is
+                // a failure like any other (what was walked is not a listing).
                 Err(RequestError::Rpc(e))
-                    if e.get("code").and_then(Value::as_i64) == Some(-32601) =>
+                    if pager.pages() == 0
+                        && e.get("code").and_then(Value::as_i64) == Some(-32601) =>
                 {
                     return Err(WalkError::NoMethod)
                 }

@@ -9,6 +9,7 @@
 //! that stays open, its notifications on the one channel, told apart by their subscription id.
 
 use super::{modern, Era, Session};
+use crate::conn::subscriptions::Acked;
 use crate::error::{Error, ErrorKind};
 use crate::util::lock;
 use std::collections::BTreeSet;
@@ -76,7 +77,7 @@ impl Session {
             tools: on("/tools/listChanged"),
             prompts: on("/prompts/listChanged"),
             resources: on("/resources/listChanged"),
-            uris: if caps.pointer("/resources/subscribe").is_some() {
+            uris: if on("/resources/subscribe") {
                 uris.clone()
             } else {
                 BTreeSet::new()
@@ -93,26 +94,33 @@ impl Session {
         if filter.is_empty() {
             return;
         }
-        if let Err(w) = self.open_listen(filter, false) {
-            self.warnings.push(self.spec.secrets().mask(&w));
+        match self.open_listen(filter, false) {
+            Ok(None) => {}
+            Ok(Some(w)) | Err(Error { message: w, .. }) => {
+                self.warnings.push(self.spec.secrets().mask(&w))
+            }
         }
     }
 
     /// MCP 2026-07-28: listens again for `uris` (with the list changes as before), returning
-    /// once the new listen is acknowledged; the old one is retired then.
+    /// once the new listen is acknowledged with every uri honoured; the old one is retired
+    /// then. When it is not, the old listen stays and this says why.
     pub(crate) fn listen_for(&self, uris: &BTreeSet<String>) -> Result<(), Error> {
         let filter = self.listen_filter(uris);
         if lock(&self.listening).filter == filter {
             return Ok(());
         }
-        self.open_listen(filter, true)
-            .map_err(|w| Error::new(ErrorKind::Server, self.spec.secrets().mask(&w)))
+        self.open_listen(filter, true).map(drop)
     }
 
-    /// Opens a listen with `filter` in place of the current one; with `wait`, bounded by the
-    /// server's `timeout`, until the server acknowledged it.
-    fn open_listen(&self, filter: Filter, wait: bool) -> Result<(), String> {
+    /// Opens a listen with `filter` in place of the current one (`Ok(Some(warning))`: it is
+    /// retried in the background). With `wait`, until the server acknowledged it (bounded by
+    /// the server's `timeout`), and only then is the old one ended; one not acknowledged, or
+    /// whose acknowledgement leaves out a uri asked for, is ended and the old one kept.
+    fn open_listen(&self, filter: Filter, wait: bool) -> Result<Option<String>, Error> {
         debug_assert_eq!(self.era, Era::Modern);
+        let name = self.spec.name.clone();
+        let fail = |kind, why: String| Error::new(kind, self.spec.secrets().mask(&why));
         let mut now = lock(&self.listening);
         if filter.is_empty() {
             // Nothing left to listen for: the old listen is ended and none opened (a server
@@ -122,54 +130,95 @@ impl Session {
                 self.end_listen(old);
             }
             now.filter = filter;
-            return Ok(());
+            return Ok(None);
         }
         let params = format!(
             r#"{{"_meta":{{{}}},"notifications":{}}}"#,
             modern::envelope(self.with_resolver, None, None, &[]),
             filter.to_json()
         );
-        let old = now.id;
+        let (old, old_filter) = (now.id, now.filter.clone());
         let id = self.conn.reserve_id();
         self.conn.listens.expect(id, old);
         let text = crate::json::rpc::request_text(id, "subscriptions/listen", Some(&params));
         let sent = match &self.http {
-            Some(h) => h.open_listen(text).map_or(Ok(()), Err),
+            Some(h) => match h.open_listen(text) {
+                crate::transport::http::ListenOpened::Up => Ok(None),
+                crate::transport::http::ListenOpened::Retrying(w) => Ok(Some(w)),
+                crate::transport::http::ListenOpened::Refused(w) => Err(w),
+            },
             None => self
                 .conn
                 .send_untracked("subscriptions/listen", &text)
+                .map(|()| None)
                 .map_err(|e| format!("subscriptions/listen could not be sent: {e}")),
         };
-        if let Err(w) = sent {
-            self.conn.listens.retire(id);
-            return Err(w);
-        }
-        now.id = Some(id);
-        now.filter = filter;
-        drop(now);
-        if wait {
-            let conn = &self.conn;
-            let acked = conn
-                .listens
-                .wait_acked(id, self.spec.timeout, &|| conn.is_dead());
-            if !acked {
-                return Err(format!(
-                    "server `{}`: subscriptions/listen was not acknowledged within {} ms",
-                    self.spec.name,
-                    self.spec.timeout.as_millis()
-                ));
+        let warning = match sent {
+            Ok(w) => w,
+            Err(w) => {
+                self.conn.listens.retire(id);
+                return Err(fail(ErrorKind::Server, format!("server `{name}`: {w}")));
             }
+        };
+        now.id = Some(id);
+        now.filter = filter.clone();
+        if !wait {
+            return Ok(warning);
         }
-        if let (Some(old), None) = (old, &self.http) {
-            // Over stdio the old listen is a request the server still holds open (over HTTP
-            // the transport closed its stream when it opened the new one).
-            self.end_listen(old);
+        let conn = &self.conn;
+        let why = match conn
+            .listens
+            .wait_acked(id, self.spec.timeout, &|| conn.is_dead())
+        {
+            Acked::Yes(honoured) => {
+                let left_out: Vec<&String> = filter
+                    .uris
+                    .iter()
+                    .filter(|u| !honoured.as_ref().is_some_and(|h| h.contains(u)))
+                    .collect();
+                if left_out.is_empty() {
+                    // Acknowledged: the listen it replaced is ended.
+                    match (&self.http, old) {
+                        (Some(h), _) => h.end_replaced_listens(),
+                        (None, Some(old)) => self.end_listen(old),
+                        (None, None) => {}
+                    }
+                    return Ok(warning);
+                }
+                let shown: Vec<String> = left_out.iter().map(|u| crate::util::quoted(u)).collect();
+                (
+                    ErrorKind::NotFound,
+                    format!(
+                        "server `{name}` did not honour the subscription to {} (its acknowledgement of subscriptions/listen left it out)",
+                        shown.join(", ")
+                    ),
+                )
+            }
+            Acked::Refused(why) => (
+                ErrorKind::Server,
+                format!("server `{name}` refused subscriptions/listen: {why}"),
+            ),
+            Acked::No => (
+                ErrorKind::Timeout,
+                format!(
+                    "server `{name}`: subscriptions/listen was not acknowledged within {} ms",
+                    self.spec.timeout.as_millis()
+                ),
+            ),
+        };
+        // Not taken: the new listen is ended, the old one stays current.
+        self.conn.listens.retire(id);
+        match &self.http {
+            Some(h) => h.restore_listen(),
+            None => self.end_listen(id),
         }
-        Ok(())
+        now.id = old;
+        now.filter = old_filter;
+        Err(fail(why.0, why.1))
     }
 
-    /// Ends listen `id`: over stdio `notifications/cancelled` with its id, over HTTP its
-    /// stream closed.
+    /// Ends listen `id`: over stdio `notifications/cancelled` with its id, over HTTP every
+    /// listen stream.
     fn end_listen(&self, id: u64) {
         match &self.http {
             Some(h) => h.close_listen(),

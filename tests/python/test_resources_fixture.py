@@ -344,8 +344,14 @@ def test_subscribe_update_unsubscribe(fx, transport, era):
                                "resourceSubscriptions": ["fx://doc/3"]}, filters
         assert rpcs(sent, "resources/subscribe") == []
         if transport == "stdio":
-            cancelled = {r["params"]["requestId"] for r in sent.notes() if r["rpc"] == "notifications/cancelled"}
-            assert {r["id"] for r in listens[:-1]} <= cancelled, "every replaced listen was cancelled"
+            want = {r["id"] for r in listens[:-1]}
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                cancelled = {r["params"]["requestId"] for r in sent.notes() if r["rpc"] == "notifications/cancelled"}
+                if want <= cancelled:
+                    break
+                time.sleep(0.02)
+            assert want <= cancelled, "every replaced listen was cancelled"
     else:
         assert [r["params"]["uri"] for r in rpcs(sent, "resources/subscribe")] == ["fx://doc/2", "fx://doc/3"]
         assert [r["params"]["uri"] for r in rpcs(sent, "resources/unsubscribe")] == ["fx://doc/2"]
@@ -422,7 +428,13 @@ def test_the_last_unsubscribe_ends_the_listen_without_opening_an_empty_one(fx):
     assert listen["params"]["notifications"] == {"resourceSubscriptions": ["fx://doc/1"]}, listen
     assert c.status_of("tn_unsubscribe_resource", "fx", "fx://doc/1") == (tnlib.TN_OK, "")
     assert len(rpcs(sent, "subscriptions/listen")) == 1
-    cancelled = [r["params"]["requestId"] for r in sent.notes() if r["rpc"] == "notifications/cancelled"]
+    # The cancel is a notification: the server logs it once it has read it.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        cancelled = [r["params"]["requestId"] for r in sent.notes() if r["rpc"] == "notifications/cancelled"]
+        if cancelled:
+            break
+        time.sleep(0.02)
     assert cancelled == [listen["id"]], cancelled
     assert json.loads(c.result("fx_touch", '{"uri":"fx://doc/1"}'))["output"] == "touched 0"
 
@@ -440,3 +452,40 @@ def test_the_time_a_human_takes_does_not_count_against_a_read(fx, transport, era
     assert st == tnlib.TN_OK and json.loads(text)["contents"][0]["text"] == "version 9", (st, text)
     st, text = c.out("tn_read_resource", "fx", "fx://slow/1500")
     assert st == tnlib.TN_ERR_TIMEOUT, "without a question the timeout holds: %s" % text
+
+
+def test_a_renewed_http_session_is_subscribed_again(fx):
+    # The handshake era over HTTP: the server forgets the session (a DELETE behind the client's
+    # back); the next request meets a 404 and renews it, and the new session holds none of the
+    # old one's subscriptions: the library subscribes it again.
+    import urllib.request
+
+    c, sent = fx("http", "legacy")
+    ev = c.events()
+    assert c.status_of("tn_subscribe_resource", "fx", "fx://doc/5") == (tnlib.TN_OK, "")
+    session = next(r["session"] for r in sent() if r.get("session"))
+    req = urllib.request.Request(c_url(c), method="DELETE", headers={"Mcp-Session-Id": session})
+    urllib.request.urlopen(req).read()
+    assert json.loads(c.result("fx_echo", '{"text":"after"}'))["output"] == "after"
+    deadline = time.monotonic() + 10
+    while len(rpcs(sent, "resources/subscribe")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [r["params"]["uri"] for r in rpcs(sent, "resources/subscribe")] == ["fx://doc/5", "fx://doc/5"]
+    assert json.loads(c.result("fx_touch", '{"uri":"fx://doc/5"}'))["output"] == "touched 1"
+
+
+def c_url(c):
+    return json.loads(c.config)["mcpServers"]["fx"]["url"]
+
+
+def test_a_failed_servers_prompts_are_not_listed(fx, tmp_path):
+    # A server that went away (no restart) lists no prompts: tn_get_prompt could not get them.
+    c, _ = fx("stdio", "legacy", "--hardening-tools", restart=False)
+    assert "fx_greet" in [p["name"] for p in c.ok("tn_list_prompts")]
+    c.call("fx_sleep_then_crash", '{"ms":0,"code":3}')
+    deadline = time.monotonic() + 10
+    while json.loads(c.statuses_text())["servers"]["fx"]["status"] != "failed" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert c.ok("tn_list_prompts") == []
+    st, msg = c.out("tn_get_prompt", "fx_greet", '{"name":"x"}')
+    assert st == tnlib.TN_ERR_NOT_FOUND, (st, msg)

@@ -25,6 +25,17 @@ enum GetOpen {
     Failed(String),
 }
 
+/// How opening a listen went.
+pub(crate) enum ListenOpened {
+    /// Its stream is up (its acknowledgement comes on it).
+    Up,
+    /// It could not be opened for now (a network error, a 5xx, a 401): its task tries again
+    /// with backoff; the warning says so.
+    Retrying(String),
+    /// The server refused it: nothing runs for it.
+    Refused(String),
+}
+
 impl HttpTransport {
     /// One GET for the standalone stream, bounded by the timeout.
     async fn open_get(&self) -> GetOpen {
@@ -71,39 +82,57 @@ impl HttpTransport {
         warning
     }
 
-    /// Opens MCP 2026-07-28's `subscriptions/listen` (docs/live-servers.md): `body` is the whole request
-    /// (the session built it; its id is the subscription's). The server's answer is awaited
-    /// (bounded by the timeout), so that a change right after connect is not missed; then the
-    /// stream is read in the background, opened again with backoff when it ends, until the
-    /// server refuses it. Its notifications are filed as the GET stream's are; the answer that
-    /// ends a subscription goes to an id nobody waits for. A warning for the status when it
-    /// could not be opened.
-    pub(crate) fn open_listen(&self, body: String) -> Option<String> {
-        let me = self.me.upgrade()?;
+    /// Opens MCP 2026-07-28's `subscriptions/listen` (docs/live-servers.md): `body` is the
+    /// whole request (the session built it; its id is the subscription's). The server's answer
+    /// is awaited (bounded by the timeout), so that a change right after is not missed; then
+    /// the stream is read in the background, opened again with backoff when it ends, until the
+    /// server refuses it. Its notifications are filed as the GET stream's are. The listen it
+    /// replaces keeps running until [`HttpTransport::end_replaced_listens`] (once the new one
+    /// is acknowledged) or [`HttpTransport::restore_listen`] (it was not).
+    pub(crate) fn open_listen(&self, body: String) -> ListenOpened {
+        let Some(me) = self.me.upgrade() else {
+            return ListenOpened::Refused("the connection is closing".into());
+        };
         let first = runtime().block_on(me.post_listen(&body));
-        let warning = match &first {
-            GetOpen::Up(_) => None,
-            GetOpen::Refused => Some("the server refused subscriptions/listen; its tool-list changes are seen only when its ttlMs runs out".to_string()),
-            GetOpen::Failed(e) => Some(format!(
-                "the subscriptions/listen stream could not be opened ({e}); tool-list changes may be missed until it reconnects"
+        let opened = match &first {
+            GetOpen::Up(_) => ListenOpened::Up,
+            GetOpen::Refused => {
+                return ListenOpened::Refused("the server refused subscriptions/listen".into())
+            }
+            GetOpen::Failed(e) => ListenOpened::Retrying(format!(
+                "the subscriptions/listen stream could not be opened ({e}); it is opened again with backoff, and changes may be missed until it is"
             )),
         };
-        if let GetOpen::Refused = first {
-            return warning;
-        }
         let task = runtime().spawn(async move { me.run_stream(first, Some(&body)).await });
         if let Some(old) = lock(&self.get_stream).replace(task.abort_handle()) {
-            old.abort();
+            lock(&self.replaced_listens).push(old);
         }
-        warning
+        opened
     }
 
-    /// Ends the `subscriptions/listen` stream held now, if any (MCP 2026-07-28: closing its
-    /// stream is how a listen is cancelled over HTTP); none is opened in its place.
+    /// The listens the current one replaced are ended (closing its stream is how a listen is
+    /// cancelled over HTTP): the new one was acknowledged.
+    pub(crate) fn end_replaced_listens(&self) {
+        for old in std::mem::take(&mut *lock(&self.replaced_listens)) {
+            old.abort();
+        }
+    }
+
+    /// The current listen is ended and the one it replaced is current again (the new one was
+    /// not acknowledged).
+    pub(crate) fn restore_listen(&self) {
+        let previous = lock(&self.replaced_listens).pop();
+        if let Some(new) = std::mem::replace(&mut *lock(&self.get_stream), previous) {
+            new.abort();
+        }
+    }
+
+    /// Ends every `subscriptions/listen` stream held, if any; none is opened in their place.
     pub(crate) fn close_listen(&self) {
         if let Some(old) = lock(&self.get_stream).take() {
             old.abort();
         }
+        self.end_replaced_listens();
     }
 
     /// One `subscriptions/listen` POST: an event stream is the subscription; a JSON answer (an

@@ -14,6 +14,7 @@ mod async_client;
 mod async_reply;
 mod direct;
 mod get_stream;
+pub(crate) use get_stream::ListenOpened;
 mod inbox;
 mod legacy_sse;
 mod protocol;

@@ -61,6 +61,8 @@ pub(crate) struct HttpTransport {
     pub(super) tasks: Mutex<HashMap<u64, AbortHandle>>,
     /// The standalone GET stream's task (replaced when the session is renewed).
     pub(super) get_stream: Mutex<Option<AbortHandle>>,
+    /// MCP 2026-07-28: listens the current one replaced, kept until it is acknowledged.
+    pub(super) replaced_listens: Mutex<Vec<AbortHandle>>,
     pub(super) closed: Arc<AtomicBool>,
     /// The reader thread, and what tells that it ended (its sender is dropped when it does):
     /// disconnect waits on that rather than polling (§3).
@@ -151,6 +153,7 @@ pub(crate) fn connect(
         }),
         tasks: Mutex::new(HashMap::new()),
         get_stream: Mutex::new(None),
+        replaced_listens: Mutex::new(Vec::new()),
         closed: Arc::new(AtomicBool::new(false)),
         reader: Mutex::new(Some(reader)),
         direct,
