@@ -328,9 +328,13 @@ def test_subscribe_update_unsubscribe(fx, transport, era):
     assert c.status_of("tn_subscribe_resource", "fx", "fx://doc/2") == (tnlib.TN_OK, "")
     assert c.status_of("tn_subscribe_resource", "fx", "fx://doc/3") == (tnlib.TN_OK, "")
     out = json.loads(c.result("fx_touch", '{"uri":"fx://doc/2"}'))["output"]
-    assert out == "touched 1", out
+    # Over HTTP the replaced listen's stream is closed once the new one is acknowledged, which
+    # the server may see a moment later: it may still send on both; the host is told once.
+    assert out == "touched 1" or (transport, era, out) == ("http", "modern", "touched 2"), out
     _, e = ev.wait(lambda e: e["type"] == "resource_updated")
     assert e == {"type": "resource_updated", "server": "fx", "uri": "fx://doc/2"}, e
+    time.sleep(0.3)
+    assert [x for x in ev.items if x.get("uri") == "fx://doc/2"] == [e], "told once: %r" % ev.items
     assert c.status_of("tn_unsubscribe_resource", "fx", "fx://doc/2") == (tnlib.TN_OK, "")
     n = len(ev.items)
     assert json.loads(c.result("fx_touch", '{"uri":"fx://doc/2"}'))["output"] == "touched 0"
