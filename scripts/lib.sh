@@ -1,0 +1,128 @@
+# shellcheck shell=bash
+# What the test runners are to share (scripts/test and scripts/test-{bindings,dist,cross}.sh; not
+# yet sourced by any of them: the runners still carry their own copies):
+#
+#   suite NAME CMD...   runs CMD with its output in $log_dir/NAME.log; prints one line, PASS or FAIL
+#                       with the seconds and the log's last line; on failure also the log's last 60
+#                       lines. (`part` is the same function, the sub-runners' word.)
+#   lane NAME FUNC...   runs FUNC (a function that calls `suite`) in the background, beside what
+#                       follows; its suites' lines print as they end, its rows stay in their place
+#                       in the table. `lanes_wait` waits for every lane.
+#   step NAME CMD...    a setup step: like suite, but a failure ends the run at once (setup_failed)
+#   setup_failed WHAT LOG   prints what failed and LOG's tail, "0 passed, 1 failed", exits 1
+#   apt_install PKG...  apt-get install, with one `apt-get update` retry (quiet; output on stderr)
+#   finish              the closing lines: the failed suites, a table of every suite's time in the
+#                       order the runner declares them, and "N passed, M failed"; returns non-zero
+#                       when any suite failed
+#
+# The runner sets log_dir (where the logs go) before the first suite; width (the name column,
+# default 34) is optional. Results are files under $log_dir/.results, so lanes (subshells) count.
+# Rows are ordered by where their suite or lane starts in the runner, not by when they end.
+
+: "${width:=34}"
+_lib_t0=$SECONDS
+_lib_slot=0  # the foreground's position; a lane takes one slot and numbers its own suites under it
+_lib_sub=""  # inside a lane: its slot, and the next number within it
+_lib_n=0
+_lib_lanes=()
+
+_lib_results() { echo "$log_dir/.results"; }
+
+_lib_init() {
+  [ -n "${_lib_ready:-}" ] && return 0
+  mkdir -p "$log_dir"
+  rm -rf "$(_lib_results)" && mkdir -p "$(_lib_results)"
+  _lib_ready=1
+}
+
+# Prints a block in one piece: lanes and the foreground never interleave their lines.
+_lib_say() {
+  local lock
+  lock=$(_lib_results)/.lock
+  { flock 9; printf '%s\n' "$1"; } 9>>"$lock"
+}
+
+_lib_key() { # the next row's sort key
+  if [ -n "$_lib_sub" ]; then
+    _lib_n=$((_lib_n + 1))
+    printf '%04d.%03d' "$_lib_sub" "$_lib_n"
+  else
+    _lib_slot=$((_lib_slot + 1))
+    printf '%04d.000' "$_lib_slot"
+  fi
+}
+
+suite() { # suite NAME CMD...
+  _lib_init
+  local name=$1; shift
+  local key log t0=$SECONDS rc secs
+  key=$(_lib_key)
+  log="$log_dir/${name//[^a-zA-Z0-9_-]/_}.log"
+  "$@" >"$log" 2>&1
+  rc=$?
+  secs=$((SECONDS - t0))
+  local where=""
+  [ -n "$_lib_sub" ] && where=" [${_lib_lane}]"
+  if [ $rc -eq 0 ]; then
+    printf 'PASS|%s|%s|%s\n' "$secs" "$name" "$where" >"$(_lib_results)/$key"
+    _lib_say "$(printf 'PASS  %-*s %4ss  %s' "$width" "$name" "$secs" "$(tail -n 1 "$log" | cut -c1-100)")"
+  else
+    printf 'FAIL|%s|%s|%s\n' "$secs" "$name" "$where" >"$(_lib_results)/$key"
+    _lib_say "$(printf 'FAIL  %-*s %4ss  (log: %s)%s\n' "$width" "$name" "$secs" "$log" "$where"
+      tail -n 60 "$log" | sed 's/^/      | /')"
+  fi
+  return $rc
+}
+part() { suite "$@"; }
+
+step() { # step NAME CMD...: a setup step, timed in the table; a failure ends the run
+  suite "setup: $1" "${@:2}" >/dev/null ||
+    setup_failed "$1" "$log_dir/$(echo "setup: $1" | sed 's/[^a-zA-Z0-9_-]/_/g').log"
+}
+
+lane() { # lane NAME FUNC...: FUNC in the background, its suites' rows kept in this place
+  _lib_init
+  local name=$1; shift
+  _lib_slot=$((_lib_slot + 1))
+  (
+    _lib_sub=$_lib_slot _lib_n=0 _lib_lane=$name
+    "$@"
+  ) &
+  _lib_lanes+=($!)
+}
+lanes_wait() {
+  local p
+  for p in "${_lib_lanes[@]}"; do wait "$p"; done
+  _lib_lanes=()
+}
+
+setup_failed() { # setup_failed WHAT LOG
+  echo "setup failed: $1"
+  [ -n "${2:-}" ] && tail -n 60 "$2" 2>/dev/null | sed 's/^/      | /'
+  echo "0 passed, 1 failed"
+  exit 1
+}
+
+apt_install() { # apt_install PKG...: apt-get install, with one `apt-get update` retry
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q --no-install-recommends "$@" >&2 ||
+    { apt-get update -q >&2 && apt-get install -y -q --no-install-recommends "$@" >&2; }
+}
+
+finish() { # the closing lines; non-zero when any suite failed
+  lanes_wait
+  local dir f status secs name where passed=0 failed=0 names=()
+  dir=$(_lib_results)
+  echo
+  echo "== times (s; [lane]: ran beside the suites around it)"
+  for f in $(cd "$dir" 2>/dev/null && ls | sort); do
+    IFS='|' read -r status secs name where <"$dir/$f"
+    printf '%s  %-*s %5s%s\n' "$status" "$width" "$name" "$secs" "$where"
+    case $name in setup:*) continue ;; esac
+    if [ "$status" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); names+=("$name"); fi
+  done
+  printf '      %-*s %5s\n' "$width" "total (wall clock)" $((SECONDS - _lib_t0))
+  [ $failed -gt 0 ] && echo "failed: ${names[*]}"
+  echo "$passed passed, $failed failed"
+  [ $failed -eq 0 ]
+}
