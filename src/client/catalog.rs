@@ -190,16 +190,15 @@ fn relist(inner: &Arc<Inner>, idx: usize) {
 /// Builds the prompt index again from every server's held prompts and swaps it in.
 pub(crate) fn rebuild_prompts(inner: &Inner) -> Arc<PromptIndex> {
     let _one = crate::util::lock(&inner.prompts_rebuilding);
-    // Connected servers only: a failed or restarting server's prompts could not be got.
+    // Connected servers only (a connection that just died included): a failed or restarting
+    // server's prompts could not be got.
     let held: Vec<Option<Arc<Vec<Value>>>> = inner
         .slots
         .iter()
         .map(|s| {
             let st = s.lock();
-            match st.phase {
-                super::servers::Phase::Connected => st.catalog.held(List::Prompts),
-                _ => None,
-            }
+            st.live_session()?;
+            st.catalog.held(List::Prompts)
         })
         .collect();
     let sources: Vec<mp::Source<'_>> = inner

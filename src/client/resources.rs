@@ -4,7 +4,6 @@
 //! subscriptions, kept per server across restarts and reconnects.
 
 use super::catalog::{self, List};
-use super::servers::Phase;
 use super::{closed, no_runtime_here, Client};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mapping::resources as mr;
@@ -189,13 +188,7 @@ impl Client {
             .slots
             .iter()
             .enumerate()
-            .filter_map(|(idx, slot)| {
-                let st = slot.lock();
-                match (&st.phase, &st.session) {
-                    (Phase::Connected, Some(s)) => Some((idx, s.clone())),
-                    _ => None,
-                }
-            })
+            .filter_map(|(idx, slot)| slot.lock().live_session().map(|s| (idx, s.clone())))
             .collect();
         let f = &f;
         let one = |(idx, s): &(usize, Arc<Session>)| f(*idx, s);

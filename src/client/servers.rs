@@ -82,6 +82,17 @@ pub(crate) struct SlotState {
     pub(crate) catalog: super::held::Catalog,
 }
 
+impl SlotState {
+    /// Its session while it is connected and the connection is still up: what the status calls
+    /// `connected` (a connection that just died reads `failed` before its phase moves on, §1).
+    pub(crate) fn live_session(&self) -> Option<&Arc<Session>> {
+        match (&self.phase, &self.session) {
+            (Phase::Connected, Some(s)) if !s.conn.is_dead() => Some(s),
+            _ => None,
+        }
+    }
+}
+
 /// One server of the client.
 pub(crate) struct Slot {
     pub(crate) name: String,

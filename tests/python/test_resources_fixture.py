@@ -489,8 +489,11 @@ def test_a_failed_servers_prompts_are_not_listed(fx, tmp_path):
     assert "fx_greet" in [p["name"] for p in c.ok("tn_list_prompts")]
     c.call("fx_sleep_then_crash", '{"ms":0,"code":3}')
     deadline = time.monotonic() + 10
+    # Polled closely: the status reads `failed` as soon as the connection dies, before the
+    # server's phase moves on, and the listing must agree with it from that moment.
     while json.loads(c.statuses_text())["servers"]["fx"]["status"] != "failed" and time.monotonic() < deadline:
-        time.sleep(0.05)
+        time.sleep(0.0005)
     assert c.ok("tn_list_prompts") == []
+    assert c.ok("tn_list_resources") == []
     st, msg = c.out("tn_get_prompt", "fx_greet", '{"name":"x"}')
     assert st == tnlib.TN_ERR_NOT_FOUND, (st, msg)
