@@ -17,7 +17,7 @@ pub(crate) mod subscriptions;
 mod tests;
 
 use crate::json::rpc;
-pub(crate) use crate::request::{Limits, ProgressSink, Reply, Req, RequestError};
+pub(crate) use crate::request::{Limits, ProgressSink, Reply, Req, RequestError, Response};
 use crate::transport::{OutKind, Outgoing, Transport};
 use crate::util::lock;
 pub(crate) use pause_clock::PauseClock;
