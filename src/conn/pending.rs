@@ -7,8 +7,8 @@ use super::{Conn, Limits, PauseClock, ProgressSink, Reply, Req, RequestError};
 use crate::json::rpc;
 use crate::transport::{OutKind, Outgoing};
 use crate::util::lock;
+use crate::util::IdMap;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::Thread;
@@ -42,12 +42,12 @@ impl Waiter {
 }
 
 pub(super) struct Waiting {
-    pub(super) waiters: HashMap<u64, Arc<Waiter>>,
+    pub(super) waiters: IdMap<Arc<Waiter>>,
     /// progressToken → the request it belongs to (the current round's).
-    pub(super) progress_routes: HashMap<u64, u64>,
+    pub(super) progress_routes: IdMap<u64>,
     /// Progress of a task's call between its polls (docs/tasks.md): token -> notes held until the
     /// waiting call takes them.
-    pub(super) held_progress: HashMap<u64, Vec<String>>,
+    pub(super) held_progress: IdMap<Vec<String>>,
     /// Set once; every later request fails at once with it.
     pub(super) dead: Option<RequestError>,
 }

@@ -155,7 +155,13 @@ impl Session {
             return false;
         };
         match self.era {
-            Era::Legacy => c.pointer("/tasks/requests/tools/call").is_some(),
+            // Not `Value::pointer`, which allocates for every token: this runs on every call.
+            Era::Legacy => c
+                .get("tasks")
+                .and_then(|t| t.get("requests"))
+                .and_then(|r| r.get("tools"))
+                .and_then(|t| t.get("call"))
+                .is_some(),
             Era::Modern => c
                 .get("extensions")
                 .and_then(|e| e.get(TASKS_EXTENSION))
