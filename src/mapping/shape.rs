@@ -21,15 +21,17 @@ fn from_text_parts(line: &str, t: &TextResult) -> Option<String> {
     };
     let mut parts = t.texts();
     match (parts.len(), t.is_error) {
-        // The hot path: one text part without escapes is already written as `render` writes
-        // it (the scan refused control characters; nothing else is escaped).
+        // The hot path: one text part whose escapes are the ones serde_json writes (or none)
+        // is already written as `render` writes it (the scan refused raw control characters
+        // and quotes; nothing else is escaped), so it is copied as it is.
         (1, false) => {
             let one = parts.next()?;
             let lit = raw(one.clone())?;
-            if lit.contains('\\') {
+            if !scan::escaped_as_serde_json(lit) {
                 return Some(render(&text(one)?, false, None));
             }
-            let mut s = String::with_capacity(lit.len() + 32);
+            // Exactly its length and the NUL the C string adds: handed out without a realloc.
+            let mut s = String::with_capacity(lit.len() + 28);
             s.push_str("{\"output\":");
             s.push_str(lit);
             s.push_str(",\"isError\":false}");
