@@ -200,17 +200,24 @@ pub fn error_frame(id: &Value, code: i64, message: &str) -> Value {
 
 /// A request line with a numeric id; `params_json` is already-valid JSON text, embedded as is.
 pub fn request_text(id: u64, method: &str, params_json: Option<&str>) -> String {
-    let mut s = String::with_capacity(64 + params_json.map_or(0, str::len));
+    let mut s = String::new();
+    write_request(&mut s, id, method, params_json);
+    s
+}
+
+/// [`request_text`] into `s` (cleared first), whose capacity it reuses.
+pub fn write_request(s: &mut String, id: u64, method: &str, params_json: Option<&str>) {
+    s.clear();
+    s.reserve(64 + method.len() + params_json.map_or(0, str::len));
     s.push_str(r#"{"jsonrpc":"2.0","id":"#);
-    push_u64(&mut s, id);
+    push_u64(s, id);
     s.push_str(r#","method":"#);
-    push_json_string(&mut s, method);
+    push_json_string(s, method);
     if let Some(p) = params_json {
         s.push_str(r#","params":"#);
         s.push_str(p);
     }
     s.push('}');
-    s
 }
 
 /// Appends `n` in decimal (what `{n}` writes, without the formatting machinery: this runs for
@@ -226,8 +233,7 @@ pub fn push_u64(out: &mut String, mut n: u64) {
             break;
         }
     }
-    // Only ASCII digits went in.
-    out.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
+    out.extend(digits[i..].iter().map(|&d| char::from(d)));
 }
 
 /// A notification line; `params_json` is already-valid JSON text.
