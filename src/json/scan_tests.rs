@@ -194,3 +194,32 @@ fn members_match_serde_json() {
         }
     }
 }
+
+/// Strings are read eight bytes a step: a quote, backslash or control byte at any offset of a
+/// step, and bytes at or above 0x80 beside them, read as serde_json reads them.
+#[test]
+fn strings_at_every_offset_of_a_step() {
+    let specials = [
+        "\"", "\\\\", "\\\"", "\\u0041", "\u{1}", "\u{1f}", "\u{7f}", "é", "😀", " ",
+    ];
+    for len in 0..20 {
+        for at in 0..=len {
+            for sp in specials {
+                let body: String = (0..len).map(|i| if i == at { sp } else { "a" }).collect();
+                for text in [format!(r#"{{"k":"{body}"}}"#), format!(r#"{{"{body}":1}}"#)] {
+                    let serde = serde_json::from_str::<serde_json::Value>(&text).is_ok();
+                    assert_eq!(top_level(text.as_bytes()).is_some(), serde, "{text:?}");
+                    if serde {
+                        let e = entries(&text).unwrap();
+                        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                        let (k, raw) = e[0];
+                        let key = decode_string(k).unwrap();
+                        let want = &v[key.as_ref()];
+                        let got: serde_json::Value = serde_json::from_str(raw).unwrap();
+                        assert_eq!(&got, want, "{text:?}");
+                    }
+                }
+            }
+        }
+    }
+}
