@@ -138,6 +138,29 @@ pub fn scanned_object(line: &[u8]) -> bool {
     crate::json::scan::top_level(line).is_some()
 }
 
+/// What the reader's validating pass notes of a line: the texts of its top-level `result` and
+/// `error`, whether it must be parsed instead, and a common-shape result's `isError` and text
+/// part literals. None when the line is refused.
+pub type Noted = (
+    Option<String>,
+    Option<String>,
+    bool,
+    Option<(bool, Vec<String>)>,
+);
+
+pub fn scanned_members(line: &[u8]) -> Option<Noted> {
+    let m = crate::json::scan::top_level(line)?.members;
+    let text = |r: std::ops::Range<usize>| String::from_utf8_lossy(&line[r]).into_owned();
+    Some((
+        m.result().map(text),
+        m.error().map(text),
+        m.parse_instead,
+        m.text_result
+            .as_ref()
+            .map(|t| (t.is_error, t.texts().map(text).collect())),
+    ))
+}
+
 /// The scanner's members of a JSON object's text (key and value texts).
 pub fn scanned_entries(text: &str) -> Option<Vec<(String, String)>> {
     crate::json::scan::entries(text).map(|v| {

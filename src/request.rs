@@ -2,6 +2,7 @@
 //! how long it may take (an idle and a total bound of active time), where its progress goes,
 //! and its HTTP routing headers.
 
+use crate::json::scan::Members;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -113,6 +114,52 @@ impl RequestError {
     }
 }
 
-/// A response line as the server sent it, checked to be UTF-8 JSON (the caller parses what it
-/// needs), or why none came.
-pub(crate) type Reply = Result<String, RequestError>;
+/// A response line as the server sent it, checked to be UTF-8 JSON, with what the reader's
+/// validating pass noted of it (where `result` and `error` are, a common-shape result's text
+/// parts), so the caller reads what it needs without scanning the line again; or why none
+/// came.
+pub(crate) type Reply = Result<Response, RequestError>;
+
+/// A response line and its [`Members`]; it reads as the line (`&str`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Response {
+    pub(crate) line: String,
+    pub(crate) members: Members,
+}
+
+impl Response {
+    /// A response the library put together itself (a finished task's result), scanned here.
+    pub(crate) fn scanned(line: String) -> Response {
+        let members = crate::json::scan::top_level(line.as_bytes())
+            .map(|t| t.members)
+            .unwrap_or_default();
+        Response { line, members }
+    }
+
+    /// The `error` value's text when the line has an `error` and no `result` (a JSON-RPC
+    /// error answer); None when it has a result, or neither. Err: the keys are escaped, so
+    /// only parsing the line can tell.
+    pub(crate) fn error_text(&self) -> Result<Option<&str>, ()> {
+        let m = &self.members;
+        if m.parse_instead {
+            return Err(());
+        }
+        Ok(match (m.result(), m.error()) {
+            (None, Some(e)) => self.line.get(e),
+            _ => None,
+        })
+    }
+}
+
+impl std::ops::Deref for Response {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.line
+    }
+}
+
+impl PartialEq<String> for Response {
+    fn eq(&self, other: &String) -> bool {
+        self.line == *other
+    }
+}

@@ -1,5 +1,5 @@
-//! Result shaping (§1): the borrowed fast path over a response line gives exactly what the
-//! value path gives, and both give JSON.
+//! Result shaping (§1): the fast path, from what the reader's one validating pass noted of a
+//! response line, gives exactly what the value path gives, and both give JSON.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

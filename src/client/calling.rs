@@ -164,7 +164,7 @@ impl Client {
         let (idx, remote, args) = self.target(name, args_json)?;
         self.spawn_call(
             idx,
-            remote,
+            remote.to_string(),
             args.into_owned(),
             Resumed::From(crate::session::Start::default()),
             timeout,
@@ -424,7 +424,7 @@ impl Client {
         &self,
         name: &str,
         args_json: Option<&'a str>,
-    ) -> Result<(usize, String, std::borrow::Cow<'a, str>)> {
+    ) -> Result<(usize, Arc<str>, std::borrow::Cow<'a, str>)> {
         if self.inner.is_closed() {
             return Err(closed());
         }

@@ -28,7 +28,8 @@ pub(crate) struct Source<'a> {
 /// One listed tool under its host name.
 pub(crate) struct Tool {
     pub(crate) server: usize,
-    pub(crate) remote: String,
+    /// Shared, so a call takes it without copying (the per-call path).
+    pub(crate) remote: Arc<str>,
     /// Its §0.1 object as `tn_list_tools` shows it.
     text: String,
 }
@@ -94,7 +95,7 @@ pub(crate) fn build(sources: &[Source<'_>], previous: Option<&Index>) -> (Index,
             if prev
                 .tools
                 .get(host)
-                .is_some_and(|t| t.server == *idx && &t.remote == remote)
+                .is_some_and(|t| t.server == *idx && *t.remote == **remote)
             {
                 owner.entry(host.clone()).or_insert(i);
             }
@@ -138,7 +139,7 @@ pub(crate) fn build(sources: &[Source<'_>], previous: Option<&Index>) -> (Index,
             host.clone(),
             Tool {
                 server: *idx,
-                remote: remote.clone(),
+                remote: remote.as_str().into(),
                 // Only serde_json's output and ASCII punctuation went in.
                 text: String::from_utf8_lossy(&one).into_owned(),
             },

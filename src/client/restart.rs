@@ -290,6 +290,13 @@ pub(crate) fn session_for_call(
     cancelled: &dyn Fn() -> bool,
 ) -> Result<(Arc<Session>, Duration), Away> {
     let slot = &inner.slots[idx];
+    let mut st = slot.lock();
+    // The usual case first: connected and alive, nothing to wait for (no clock read).
+    if matches!(st.phase, Phase::Connected | Phase::Opening) && !inner.is_closed() && !cancelled() {
+        if let Some(s) = st.session.as_ref().filter(|s| !s.conn.is_dead()) {
+            return Ok((s.clone(), Duration::ZERO));
+        }
+    }
     let t0 = Instant::now();
     let deadline = t0 + within;
     // Zero unless the call had to wait (its timeout then counts what is left).
@@ -303,7 +310,6 @@ pub(crate) fn session_for_call(
     };
     let mut noticed = false;
     let mut tried = false;
-    let mut st = slot.lock();
     loop {
         if inner.is_closed() {
             return Err(Away::Closed);

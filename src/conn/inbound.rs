@@ -3,7 +3,7 @@
 //! watcher, lines that are not JSON objects counted and skipped (§5). `Conn` is the transport's
 //! [`Inbound`] sink.
 
-use super::{Conn, RequestError};
+use super::{Conn, RequestError, Response};
 use crate::json::rpc::{self, LineKind};
 use crate::transport::Inbound;
 use crate::util::lock;
@@ -14,14 +14,15 @@ use std::sync::Arc;
 impl Conn {
     /// Files one inbound line, which arrived on the stream of request `carrier` (HTTP: an
     /// elicitation there pauses that call's timer only) or on none: a response goes to its
-    /// waiter as the raw line (the hot path: only `id` and `method` are looked at here); a
+    /// waiter as the raw line with what the one validating pass noted of it ([`rpc::line_kind`]:
+    /// `id`, `method`, where `result` and `error` are, a common result's text parts); a
     /// server request goes to who answers them ([`ServerRequests`]); anything else is ignored.
     /// Lines that are not JSON objects are counted and skipped (§5).
     pub(crate) fn on_line_carried(self: &Arc<Self>, line: &[u8], carrier: Option<u64>) {
         // What was done before the sends this line answers happens-before filing it (`sent`).
         self.sent.load(Ordering::Acquire);
         match rpc::line_kind(line) {
-            LineKind::Response(id) => {
+            LineKind::Response(id, members) => {
                 // `line_kind` validated the JSON; a line that is not UTF-8 is skipped and
                 // counted too (§5), even when it names one of our ids.
                 let Ok(text) = std::str::from_utf8(line) else {
@@ -30,7 +31,10 @@ impl Conn {
                 };
                 let waiter = lock(&self.pending).waiters.remove(&id);
                 match waiter {
-                    Some(w) => self.finish(id, &w, Ok(text.to_string())),
+                    Some(w) => {
+                        let line = text.to_string();
+                        self.finish(id, &w, Ok(Response { line, members }));
+                    }
                     // A listen's only answer before its end: an error refusing it.
                     None => self.listens.answered(id, || {
                         rpc::result_value(text)

@@ -17,9 +17,9 @@ pub(crate) mod subscriptions;
 mod tests;
 
 use crate::json::rpc;
-pub(crate) use crate::request::{Limits, ProgressSink, Reply, Req, RequestError};
+pub(crate) use crate::request::{Limits, ProgressSink, Reply, Req, RequestError, Response};
 use crate::transport::{OutKind, Outgoing, Transport};
-use crate::util::lock;
+use crate::util::{lock, IdMap};
 pub(crate) use pause_clock::PauseClock;
 use pending::{Waiter, Waiting};
 
@@ -99,9 +99,9 @@ impl Conn {
     pub(crate) fn new(answering: Arc<dyn ServerRequests>) -> Arc<Conn> {
         Arc::new_cyclic(|me| Conn {
             pending: Mutex::new(Waiting {
-                waiters: HashMap::new(),
-                progress_routes: HashMap::new(),
-                held_progress: HashMap::new(),
+                waiters: IdMap::default(),
+                progress_routes: IdMap::default(),
+                held_progress: IdMap::default(),
                 dead: None,
             }),
             next_id: AtomicU64::new(1),

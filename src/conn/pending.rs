@@ -7,8 +7,9 @@ use super::{Conn, Limits, PauseClock, ProgressSink, Reply, Req, RequestError};
 use crate::json::rpc;
 use crate::transport::{OutKind, Outgoing};
 use crate::util::lock;
+use crate::util::IdMap;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::Thread;
@@ -34,7 +35,61 @@ pub(super) struct Waiter {
     pub(super) asked_without_resolver: AtomicBool,
 }
 
+thread_local! {
+    /// This thread's waiter from its last request, reused by the next one when nobody else
+    /// holds it any more: a request then allocates no waiter (the per-call path).
+    static SPARE: RefCell<Option<Arc<Waiter>>> = const { RefCell::new(None) };
+    /// This thread's last request line, whose capacity the next one reuses.
+    static REQUEST_TEXT: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Runs `f` with this thread's request buffer, or a new one while it is in use (a request
+/// sent from inside another's send).
+fn with_request_buffer<R>(f: impl FnOnce(&mut String) -> R) -> R {
+    REQUEST_TEXT.with(|b| match b.try_borrow_mut() {
+        Ok(mut text) => {
+            let r = f(&mut text);
+            // A huge request's buffer is not kept for the thread's life.
+            text.shrink_to(64 * 1024);
+            r
+        }
+        Err(_) => f(&mut String::new()),
+    })
+}
+
 impl Waiter {
+    /// A fresh waiter for a request on this thread, with `clock` as its own timer: this
+    /// thread's spare when only this thread holds it (the reader that filed its last reply
+    /// has let go of it), else a new one.
+    fn for_this_thread(clock: Option<Arc<PauseClock>>) -> Arc<Waiter> {
+        if let Some(mut w) = SPARE.with(|s| s.borrow_mut().take()) {
+            if let Some(m) = Arc::get_mut(&mut w) {
+                *m.reply.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+                m.progress
+                    .get_mut()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clear();
+                *m.last_progress.get_mut() = 0;
+                m.clock = clock;
+                *m.asked_without_resolver.get_mut() = false;
+                return w;
+            }
+        }
+        Arc::new(Waiter {
+            reply: Mutex::new(None),
+            thread: std::thread::current(),
+            progress: Mutex::new(Vec::new()),
+            last_progress: AtomicU64::new(0),
+            clock,
+            asked_without_resolver: AtomicBool::new(false),
+        })
+    }
+
+    /// Keeps this (finished) request's waiter as this thread's spare.
+    fn keep_for_this_thread(self: Arc<Self>) {
+        SPARE.with(|s| *s.borrow_mut() = Some(self));
+    }
+
     fn complete(&self, r: Reply) {
         *lock(&self.reply) = Some(r);
         self.thread.unpark();
@@ -42,12 +97,12 @@ impl Waiter {
 }
 
 pub(super) struct Waiting {
-    pub(super) waiters: HashMap<u64, Arc<Waiter>>,
+    pub(super) waiters: IdMap<Arc<Waiter>>,
     /// progressToken → the request it belongs to (the current round's).
-    pub(super) progress_routes: HashMap<u64, u64>,
+    pub(super) progress_routes: IdMap<u64>,
     /// Progress of a task's call between its polls (docs/tasks.md): token -> notes held until the
     /// waiting call takes them.
-    pub(super) held_progress: HashMap<u64, Vec<String>>,
+    pub(super) held_progress: IdMap<Vec<String>>,
     /// Set once; every later request fails at once with it.
     pub(super) dead: Option<RequestError>,
 }
@@ -77,14 +132,7 @@ impl Conn {
             .get()
             .is_some_and(|t| t.clock_per_call())
             .then(|| Arc::new(PauseClock::default()));
-        let waiter = Arc::new(Waiter {
-            reply: Mutex::new(None),
-            thread: std::thread::current(),
-            progress: Mutex::new(Vec::new()),
-            last_progress: AtomicU64::new(0),
-            clock,
-            asked_without_resolver: AtomicBool::new(false),
-        });
+        let waiter = Waiter::for_this_thread(clock);
         {
             let mut p = lock(&self.pending);
             if let Some(d) = &p.dead {
@@ -103,15 +151,19 @@ impl Conn {
             }
             return (r, false);
         }
-        let text = rpc::request_text(id, method, params_json);
         // The timeout counts from here: writing the request is part of it (the HTTP direct
         // path writes on this thread, bounded by the same timeout).
         let start = waiter.clock.as_deref().unwrap_or(&self.pause).active();
-        let sent = self.send(&Outgoing {
-            text: &text,
-            kind: OutKind::Request { id, method },
-            routing,
-            timeout: Some(limits.idle.min(limits.total)),
+        // Written into this thread's request buffer (no allocation per request); a transport
+        // copies what it keeps.
+        let sent = with_request_buffer(|text| {
+            rpc::write_request(text, id, method, params_json);
+            self.send(&Outgoing {
+                text,
+                kind: OutKind::Request { id, method },
+                routing,
+                timeout: Some(limits.idle.min(limits.total)),
+            })
         });
         let reply = match sent {
             Err(e) => {
@@ -126,7 +178,9 @@ impl Conn {
                 p.progress_routes.remove(&t);
             }
         }
-        (reply, waiter.asked_without_resolver.load(Ordering::Acquire))
+        let asked = waiter.asked_without_resolver.load(Ordering::Acquire);
+        waiter.keep_for_this_thread();
+        (reply, asked)
     }
 
     /// [`Conn::request`] for the `result` as a JSON value (a JSON-RPC error is `Rpc`), within
@@ -153,6 +207,8 @@ impl Conn {
         let clock: &PauseClock = waiter.clock.as_deref().unwrap_or(&self.pause);
         // The idle clock's start: now, or once `armed` first says true.
         let mut idle_from = start;
+        // The first look needs no clock read: the request was just sent.
+        let mut first = Some(start);
         loop {
             if let Some(a) = armed {
                 if a() {
@@ -172,7 +228,7 @@ impl Conn {
             if let Some(r) = reply {
                 return r;
             }
-            let now = clock.active();
+            let now = first.take().unwrap_or_else(|| clock.active());
             let total = now.saturating_sub(start);
             let last = Duration::from_nanos(waiter.last_progress.load(Ordering::Acquire));
             let idle = now.saturating_sub(idle_from.max(last));

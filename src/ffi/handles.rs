@@ -4,7 +4,7 @@
 
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
-use std::collections::HashMap;
+use crate::util::IdMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
@@ -17,9 +17,9 @@ pub struct tn_client {
 
 static NEXT_HANDLE: AtomicU64 = AtomicU64::new(1);
 
-fn registry() -> &'static RwLock<HashMap<u64, Arc<Client>>> {
-    static R: OnceLock<RwLock<HashMap<u64, Arc<Client>>>> = OnceLock::new();
-    R.get_or_init(|| RwLock::new(HashMap::new()))
+fn registry() -> &'static RwLock<IdMap<Arc<Client>>> {
+    static R: OnceLock<RwLock<IdMap<Arc<Client>>>> = OnceLock::new();
+    R.get_or_init(|| RwLock::new(IdMap::default()))
 }
 
 /// Registers a client and returns its handle.

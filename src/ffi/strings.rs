@@ -77,5 +77,9 @@ pub unsafe fn free(s: *mut c_char) {
 
 /// Copies a library-side `String` into a transient C string for a callback argument.
 pub fn to_cstring(s: &str) -> CString {
+    // The usual text has no NUL: copied once, not searched and copied again by `replace`.
+    if !s.as_bytes().contains(&0) {
+        return CString::new(s).unwrap_or_default();
+    }
     CString::new(s.replace('\0', "\\u0000")).unwrap_or_default()
 }

@@ -5,6 +5,8 @@
 pub(crate) mod canon;
 pub(crate) mod rpc;
 pub(crate) mod scan;
+#[cfg(test)]
+mod scan_tests;
 use crate::error::{Error, ErrorKind, Result};
 use serde_json::{Map, Value};
 

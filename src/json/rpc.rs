@@ -2,14 +2,16 @@
 //! their own requests and may reuse our ids) and building reply frames.
 
 use crate::error::{Error, Result};
+use crate::json::scan::Members;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// What a raw line is, from its top-level `id` and `method` ([`super::scan`]).
 #[derive(Debug, PartialEq)]
 pub enum LineKind {
-    /// A response to our request with this (numeric) id.
-    Response(u64),
+    /// A response to our request with this (numeric) id, and what the validating pass noted
+    /// of it for its caller.
+    Response(u64, Members),
     /// A server request or notification: parsed in full by the slow path.
     Message,
     /// A response to an id we never issue, or anything else: ignored.
@@ -26,10 +28,10 @@ pub fn line_kind(line: &[u8]) -> LineKind {
     };
     match (top.method, top.id) {
         (Some(m), _) if m.first() == Some(&b'"') => LineKind::Message,
-        (None, Some(id)) => std::str::from_utf8(id)
-            .ok()
-            .and_then(|t| t.parse::<u64>().ok())
-            .map_or(LineKind::Other, LineKind::Response),
+        (None, Some(id)) => match std::str::from_utf8(id).ok().and_then(|t| t.parse().ok()) {
+            Some(id) => LineKind::Response(id, top.members),
+            None => LineKind::Other,
+        },
         _ => LineKind::Other,
     }
 }
@@ -198,18 +200,40 @@ pub fn error_frame(id: &Value, code: i64, message: &str) -> Value {
 
 /// A request line with a numeric id; `params_json` is already-valid JSON text, embedded as is.
 pub fn request_text(id: u64, method: &str, params_json: Option<&str>) -> String {
-    let mut s = String::with_capacity(64 + params_json.map_or(0, str::len));
+    let mut s = String::new();
+    write_request(&mut s, id, method, params_json);
+    s
+}
+
+/// [`request_text`] into `s` (cleared first), whose capacity it reuses.
+pub fn write_request(s: &mut String, id: u64, method: &str, params_json: Option<&str>) {
+    s.clear();
+    s.reserve(64 + method.len() + params_json.map_or(0, str::len));
     s.push_str(r#"{"jsonrpc":"2.0","id":"#);
-    // Writing into a String cannot fail.
-    let _ = std::fmt::Write::write_fmt(&mut s, format_args!("{id}"));
+    push_u64(s, id);
     s.push_str(r#","method":"#);
-    push_json_string(&mut s, method);
+    push_json_string(s, method);
     if let Some(p) = params_json {
         s.push_str(r#","params":"#);
         s.push_str(p);
     }
     s.push('}');
-    s
+}
+
+/// Appends `n` in decimal (what `{n}` writes, without the formatting machinery: this runs for
+/// every request).
+pub fn push_u64(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[i..].iter().map(|&d| char::from(d)));
 }
 
 /// A notification line; `params_json` is already-valid JSON text.
@@ -231,6 +255,12 @@ pub fn push_json_string(out: &mut String, v: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(v.len() + 2);
     out.push('"');
+    // Most strings (names, methods) need no escape: copied whole.
+    if !v.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(v);
+        out.push('"');
+        return;
+    }
     let mut start = 0;
     for (i, b) in v.bytes().enumerate() {
         let esc: &str = match b {
@@ -261,7 +291,7 @@ pub fn push_json_string(out: &mut String, v: &str) {
 /// Valid JSON `text` on one line, for newline-delimited framing: a raw CR or LF can only stand
 /// between tokens (inside strings they must be escaped), so each becomes a space.
 pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains(['\n', '\r']) {
+    if memchr::memchr2(b'\n', b'\r', text.as_bytes()).is_some() {
         text.replace(['\n', '\r'], " ").into()
     } else {
         text.into()
@@ -318,10 +348,11 @@ mod tests {
 
     #[test]
     fn raw_lines() {
-        assert_eq!(
-            line_kind(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
-            LineKind::Response(7)
-        );
+        let line = br#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
+        match line_kind(line) {
+            LineKind::Response(7, m) => assert_eq!(m.result(), Some(33..35)),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(line_kind(br#"{"id":7,"method":"ping"}"#), LineKind::Message);
         assert_eq!(line_kind(br#"{"method":"x"}"#), LineKind::Message);
         assert_eq!(line_kind(br#"{"id":"s","result":{}}"#), LineKind::Other);
@@ -346,6 +377,15 @@ mod tests {
             "{   \"a\": \"x\\ny\"  }"
         );
         assert!(matches!(one_line("{}"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn numbers_as_display_writes_them() {
+        for n in [0, 7, 10, 99, 12345, u64::MAX] {
+            let mut s = String::new();
+            push_u64(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
     }
 
     #[test]

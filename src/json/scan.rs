@@ -1,23 +1,103 @@
 //! A byte-level JSON reader for the per-call hot path (architecture: "the reader owns the id
 //! match"), with no extra copies or trees per call. [`top_level`] validates a line as strictly
-//! as serde_json does (UTF-8 aside, which the caller checks) while picking out the top-level
-//! `id` and `method`; [`for_each_entry`], [`elements`] and [`decode_string`] then let the
-//! caller read the parts of an already-validated line it needs, without building a tree.
+//! as serde_json does (UTF-8 aside, which the caller checks) and, in that one pass, picks out
+//! what the connection and the caller need: the top-level `id` and `method`, where `result`
+//! and `error` are, and a `tools/call` result's text parts when it has the common shape
+//! ([`Members`]), so a response is shaped without reading its line again (contract §1);
+//! [`decode_string`] reads a string literal. Fuzzed against serde_json (`fuzz/`, `json` and
+//! `shape`).
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 /// Deepest nesting accepted, as serde_json (it refuses the 128th level).
 pub(crate) const MAX_DEPTH: usize = 127;
 
-/// The raw JSON texts of the top-level `id` and `method` of an object.
+/// The most text parts [`TextResult`] notes; a result with more is shaped from its value.
+pub(crate) const MAX_TEXT_PARTS: usize = 4;
+
+/// The raw JSON texts of the top-level `id` and `method` of an object, and its [`Members`].
 #[derive(Debug, Default, PartialEq)]
 pub struct TopLevel<'a> {
     pub id: Option<&'a [u8]>,
     pub method: Option<&'a [u8]>,
+    pub members: Members,
 }
 
+/// What the validating pass noted of a message for who reads it next, as byte ranges of its
+/// line (the last of duplicate members, as a parsed map keeps). Small, so that handing it on
+/// with the line copies little.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Members {
+    result: Option<Span>,
+    error: Option<Span>,
+    /// Who reads the line parses it instead: a top-level key is written with an escape (it may
+    /// spell `result` or `error`), or the line is too long for the ranges (over 4 GiB).
+    pub parse_instead: bool,
+    /// `result` in the common shape of a `tools/call` result: an object with no escaped key,
+    /// `isError` true, false or null, no (or a null) `structuredContent`, and a `content` (or
+    /// none) of at most [`MAX_TEXT_PARTS`] objects each of `"type":"text"` with a string
+    /// `text` and no escaped key.
+    pub text_result: Option<TextResult>,
+}
+
+impl Members {
+    /// Where the top-level `result` value is.
+    pub fn result(&self) -> Option<Range<usize>> {
+        self.result.map(Span::range)
+    }
+
+    /// Where the top-level `error` value is.
+    pub fn error(&self) -> Option<Range<usize>> {
+        self.error.map(Span::range)
+    }
+}
+
+/// A byte range of a line, in 32 bits.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    /// Truncated past 4 GiB: [`top_level`] then notes nothing ([`Members::parse_instead`]).
+    fn new(r: Range<usize>) -> Span {
+        Span {
+            start: r.start as u32,
+            end: r.end as u32,
+        }
+    }
+
+    fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// A common-shape `tools/call` result ([`Members::text_result`]).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct TextResult {
+    pub is_error: bool,
+    len: u8,
+    texts: [Span; MAX_TEXT_PARTS],
+}
+
+impl TextResult {
+    /// The raw string literals (quotes included) of the text parts, in order.
+    pub fn texts(&self) -> impl ExactSizeIterator<Item = Range<usize>> + '_ {
+        self.texts[..usize::from(self.len)]
+            .iter()
+            .map(|s| s.range())
+    }
+}
+
+#[inline(always)]
 fn skip_ws(s: &[u8], mut i: usize) -> usize {
-    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r') {
+    // Every whitespace byte is at most b' ': one comparison for the usual byte that is not.
+    while let Some(&b) = s.get(i) {
+        if b > b' ' || !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            break;
+        }
         i += 1;
     }
     i
@@ -32,16 +112,44 @@ fn hex4(s: &[u8], i: usize) -> Option<u16> {
     Some(v)
 }
 
+/// The index of the first quote, backslash or control byte at or after `i` (or `s.len()`):
+/// eight bytes a step (SWAR: a zero byte in `w ^ "…"` is a quote; the lowest flagged byte is
+/// always a true one, since a borrow only runs upward from one), then byte by byte.
+#[inline(always)]
+fn plain_run(s: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    while let Some(chunk) = s.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(w);
+        let hits = zero_in(w ^ (ONES * u64::from(b'"')))
+            | zero_in(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if hits != 0 {
+            return i + (hits.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = s.get(i) {
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
 /// The index just past the string starting at `i` (a `"`): control characters and bad escapes
 /// are refused, and a `\u` surrogate must come as a high-low pair, as serde_json requires.
+#[inline(always)]
 fn string(s: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     loop {
-        // Plain bytes in bulk; then the quote, escape or control byte that stopped the run.
-        i += s
-            .get(i..)?
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        // Plain bytes in bulk, eight at a time; then the quote, escape or control byte that
+        // stopped the run.
+        i = plain_run(s, i);
         match *s.get(i)? {
             b'"' => return Some(i + 1),
             b'\\' => match *s.get(i + 1)? {
@@ -108,28 +216,25 @@ pub(crate) fn number(s: &[u8], mut i: usize) -> Option<usize> {
     Some(i)
 }
 
-/// The index just past the value starting at `i`, validated; `depth` is its nesting level.
+/// [`value`] with a string, the usual member value, read in place (no call per string).
+#[inline(always)]
+fn member_value(s: &[u8], i: usize, depth: usize) -> Option<usize> {
+    if s.get(i) == Some(&b'"') {
+        string(s, i)
+    } else {
+        value(s, i, depth)
+    }
+}
+
+/// The index just past the value starting at `i`, validated; `depth` is its container's
+/// nesting level.
 fn value(s: &[u8], i: usize, depth: usize) -> Option<usize> {
     match *s.get(i)? {
         b'"' => string(s, i),
-        b'{' => object(s, i, depth + 1, &mut |_, _| {}),
-        b'[' => {
-            if depth + 1 > MAX_DEPTH {
-                return None;
-            }
-            let mut j = skip_ws(s, i + 1);
-            if s.get(j) == Some(&b']') {
-                return Some(j + 1);
-            }
-            loop {
-                j = skip_ws(s, value(s, j, depth + 1)?);
-                match *s.get(j)? {
-                    b',' => j = skip_ws(s, j + 1),
-                    b']' => return Some(j + 1),
-                    _ => return None,
-                }
-            }
-        }
+        b'{' => object(s, i, depth + 1, |_, start| {
+            member_value(s, start, depth + 1)
+        }),
+        b'[' => array(s, i, depth + 1, |start| member_value(s, start, depth + 1)),
         b't' => s[i..].starts_with(b"true").then_some(i + 4),
         b'f' => s[i..].starts_with(b"false").then_some(i + 5),
         b'n' => s[i..].starts_with(b"null").then_some(i + 4),
@@ -137,13 +242,14 @@ fn value(s: &[u8], i: usize, depth: usize) -> Option<usize> {
     }
 }
 
-/// Validates the object starting at `i` (at nesting `depth`), calling `each(key, value)` with
-/// the raw texts of its members; returns the index just past it.
+/// Validates the object starting at `i` (at nesting `depth`): `member(key, start)` validates
+/// each member's value (its raw key given, the value starting at `start`) and returns the
+/// index just past it. Returns the index just past the object.
 fn object<'a>(
     s: &'a [u8],
     i: usize,
     depth: usize,
-    each: &mut dyn FnMut(&'a [u8], &'a [u8]),
+    mut member: impl FnMut(&'a [u8], usize) -> Option<usize>,
 ) -> Option<usize> {
     if depth > MAX_DEPTH {
         return None;
@@ -162,10 +268,7 @@ fn object<'a>(
         if s.get(j) != Some(&b':') {
             return None;
         }
-        let start = skip_ws(s, j + 1);
-        j = value(s, start, depth)?;
-        each(key, &s[start..j]);
-        j = skip_ws(s, j);
+        j = skip_ws(s, member(key, skip_ws(s, j + 1))?);
         match *s.get(j)? {
             b',' => j = skip_ws(s, j + 1),
             b'}' => return Some(j + 1),
@@ -174,132 +277,173 @@ fn object<'a>(
     }
 }
 
+/// Validates the array starting at `i` (at nesting `depth`); `element(start)` validates each
+/// element and returns the index just past it.
+fn array(
+    s: &[u8],
+    i: usize,
+    depth: usize,
+    mut element: impl FnMut(usize) -> Option<usize>,
+) -> Option<usize> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let mut j = skip_ws(s, i + 1);
+    if s.get(j) == Some(&b']') {
+        return Some(j + 1);
+    }
+    loop {
+        j = skip_ws(s, element(j)?);
+        match *s.get(j)? {
+            b',' => j = skip_ws(s, j + 1),
+            b']' => return Some(j + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// Whether a raw key (a string literal) is written with an escape: it may then spell a name
+/// it does not match byte for byte.
+fn escaped(key: &[u8]) -> bool {
+    key.contains(&b'\\')
+}
+
 /// Validates `line` as exactly one JSON object (strictly, as serde_json; UTF-8 is the caller's
 /// to check) and returns its top-level `id` and `method` (the last of duplicates, as a parsed
-/// map keeps). None when it is not.
+/// map keeps) and the [`Members`] a response's reader needs. None when it is not.
 pub fn top_level(line: &[u8]) -> Option<TopLevel<'_>> {
     let mut out = TopLevel::default();
     let i = skip_ws(line, 0);
     if line.get(i) != Some(&b'{') {
         return None;
     }
-    let end = object(line, i, 1, &mut |k, v| match k {
-        b"\"id\"" => out.id = Some(v),
-        b"\"method\"" => out.method = Some(v),
-        _ => {}
+    let m = &mut out.members;
+    let (mut id, mut method) = (None, None);
+    let end = object(line, i, 1, |k, start| {
+        if k == b"\"result\"" {
+            let (end, shape) = if line.get(start) == Some(&b'{') {
+                result_object(line, start, 1)?
+            } else {
+                (value(line, start, 1)?, None)
+            };
+            m.result = Some(Span::new(start..end));
+            m.text_result = shape;
+            return Some(end);
+        }
+        let end = member_value(line, start, 1)?;
+        match k {
+            b"\"id\"" => id = Some(&line[start..end]),
+            b"\"method\"" => method = Some(&line[start..end]),
+            b"\"error\"" => m.error = Some(Span::new(start..end)),
+            _ if escaped(k) => m.parse_instead = true,
+            _ => {}
+        }
+        Some(end)
     })?;
+    out.id = id;
+    out.method = method;
+    if line.len() > u32::MAX as usize {
+        out.members = Members {
+            parse_instead: true,
+            ..Members::default()
+        };
+    }
     (skip_ws(line, end) == line.len()).then_some(out)
 }
 
-/// The index just past the string at `i` in text already known to be valid.
-fn skip_string(s: &[u8], mut i: usize) -> usize {
-    i += 1;
-    while let Some(off) = s[i..].iter().position(|&b| b == b'"' || b == b'\\') {
-        i += off;
-        if s[i] == b'"' {
-            return i + 1;
+/// Validates the `result` object starting at `i` (in a container at nesting `depth`) and
+/// notes its common `tools/call` shape (contract §1: text parts only, no structured content)
+/// when it has it.
+fn result_object(s: &[u8], i: usize, depth: usize) -> Option<(usize, Option<TextResult>)> {
+    let d = depth + 1;
+    let (mut plain, mut is_error) = (true, false);
+    // The last `content`'s text parts; Some(None): a `content` that is not only text parts.
+    let mut content: Option<Option<TextResult>> = None;
+    let end = object(s, i, d, |k, start| {
+        if k == b"\"content\"" {
+            let (end, texts) = if s.get(start) == Some(&b'[') {
+                content_array(s, start, d)?
+            } else {
+                (value(s, start, d)?, None)
+            };
+            content = Some(texts);
+            return Some(end);
         }
-        i += 2;
-    }
-    s.len()
+        let end = member_value(s, start, d)?;
+        match (k, &s[start..end]) {
+            (b"\"isError\"", b"true") => is_error = true,
+            (b"\"isError\"", b"false" | b"null") => is_error = false,
+            (b"\"isError\"", _) => plain = false,
+            (b"\"structuredContent\"", v) if v != b"null" => plain = false,
+            _ if escaped(k) => plain = false,
+            _ => {}
+        }
+        Some(end)
+    })?;
+    let shape = match content {
+        _ if !plain => None,
+        None => Some(TextResult::default()),
+        Some(texts) => texts,
+    };
+    Some((end, shape.map(|t| TextResult { is_error, ..t })))
 }
 
-/// The index just past the value at `i` in text already known to be valid (no checks).
-fn skip(s: &[u8], i: usize) -> usize {
-    match s.get(i) {
-        Some(b'"') => skip_string(s, i),
-        Some(b'{' | b'[') => {
-            let mut depth = 0usize;
-            let mut j = i;
-            while j < s.len() {
-                match s[j] {
-                    b'"' => {
-                        j = skip_string(s, j);
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return j + 1;
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            s.len()
+/// Validates a result's `content` array starting at `i` (in a container at nesting `depth`);
+/// its text parts when every element is one (`{"type":"text","text":"…"}`, other members
+/// allowed) and there are at most [`MAX_TEXT_PARTS`].
+fn content_array(s: &[u8], i: usize, depth: usize) -> Option<(usize, Option<TextResult>)> {
+    let d = depth + 1;
+    let mut texts = Some(TextResult::default());
+    let end = array(s, i, d, |start| {
+        if s.get(start) != Some(&b'{') {
+            texts = None;
+            return value(s, start, d);
         }
-        _ => {
-            let mut j = i;
-            while j < s.len() && !matches!(s[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+        let (mut is_text, mut text, mut plain) = (false, None, true);
+        let end = object(s, start, d + 1, |k, vs| {
+            let ve = member_value(s, vs, d + 1)?;
+            match k {
+                b"\"type\"" => is_text = &s[vs..ve] == b"\"text\"",
+                b"\"text\"" => text = Some(vs..ve),
+                _ if escaped(k) => plain = false,
+                _ => {}
+            }
+            Some(ve)
+        })?;
+        match (texts.as_mut(), text) {
+            (Some(t), Some(r))
+                if plain
+                    && is_text
+                    && s[r.start] == b'"'
+                    && usize::from(t.len) < MAX_TEXT_PARTS =>
             {
-                j += 1;
+                t.texts[usize::from(t.len)] = Span::new(r);
+                t.len += 1;
             }
-            j
+            _ => texts = None,
         }
-    }
+        Some(end)
+    })?;
+    Some((end, texts))
 }
 
-/// Calls `each(raw key, raw value)` for the members of a JSON object in text already validated
-/// (by [`top_level`]); false when `text` is not an object.
-pub fn for_each_entry<'a>(text: &'a str, mut each: impl FnMut(&'a str, &'a str)) -> bool {
-    let s = text.as_bytes();
-    let mut j = skip_ws(s, 0);
-    if s.get(j) != Some(&b'{') {
-        return false;
-    }
-    j = skip_ws(s, j + 1);
-    if s.get(j) == Some(&b'}') {
-        return true;
-    }
-    loop {
-        let key_end = skip_string(s, j);
-        let vstart = skip_ws(s, skip_ws(s, key_end) + 1);
-        let vend = skip(s, vstart);
-        // Slicing at ASCII structure characters of a str is always on char boundaries.
-        match (text.get(j..key_end), text.get(vstart..vend)) {
-            (Some(k), Some(v)) => each(k, v),
-            _ => return false,
-        }
-        j = skip_ws(s, vend);
-        match s.get(j) {
-            Some(b',') => j = skip_ws(s, j + 1),
-            Some(b'}') => return true,
-            _ => return false,
-        }
-    }
-}
-
-/// The members of a JSON object in text already validated, as (raw key, raw value) texts
-/// (for tests and the fuzz targets; the hot path uses [`for_each_entry`]).
+/// The members of a JSON object's text, validated, as (raw key, raw value) texts (for tests
+/// and the fuzz targets). None when it is not one valid object.
 #[cfg(any(test, feature = "fuzzing"))]
 pub fn entries(text: &str) -> Option<Vec<(&str, &str)>> {
-    let mut out = Vec::new();
-    for_each_entry(text, |k, v| out.push((k, v))).then_some(out)
-}
-
-/// The elements of a JSON array in text already validated, as raw texts.
-pub fn elements(text: &str) -> Option<Vec<&str>> {
     let s = text.as_bytes();
-    let mut j = skip_ws(s, 0);
-    if s.get(j) != Some(&b'[') {
+    let i = skip_ws(s, 0);
+    if s.get(i) != Some(&b'{') {
         return None;
     }
-    let mut out = Vec::with_capacity(2);
-    j = skip_ws(s, j + 1);
-    if s.get(j) == Some(&b']') {
-        return Some(out);
-    }
-    loop {
-        let end = skip(s, j);
-        out.push(text.get(j..end)?);
-        j = skip_ws(s, end);
-        match s.get(j)? {
-            b',' => j = skip_ws(s, j + 1),
-            _ => return Some(out),
-        }
-    }
+    let mut out = Vec::new();
+    let end = object(s, i, 1, |k, start| {
+        let end = value(s, start, 1)?;
+        // Slicing at ASCII structure characters of a str is always on char boundaries.
+        out.push((std::str::from_utf8(k).ok()?, text.get(start..end)?));
+        Some(end)
+    })?;
+    (skip_ws(s, end) == s.len()).then_some(out)
 }
 
 /// The content of a raw JSON string literal (with its quotes), escapes decoded; borrowed when
@@ -310,127 +454,80 @@ pub fn decode_string(raw: &str) -> Option<Cow<'_, str>> {
         return None;
     }
     let inner = &raw[1..raw.len() - 1];
-    if !inner.contains('\\') {
+    let Some(first) = memchr::memchr(b'\\', inner.as_bytes()) else {
         return Some(Cow::Borrowed(inner));
-    }
+    };
+    let ib = inner.as_bytes();
     let mut out = String::with_capacity(inner.len());
-    let mut chars = inner.char_indices();
-    while let Some((i, c)) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let (_, e) = chars.next()?;
-        match e {
-            '"' => out.push('"'),
-            '\\' => out.push('\\'),
-            '/' => out.push('/'),
-            'b' => out.push('\u{8}'),
-            'f' => out.push('\u{c}'),
-            'n' => out.push('\n'),
-            'r' => out.push('\r'),
-            't' => out.push('\t'),
-            'u' => {
-                let hi = hex4(inner.as_bytes(), i + 2)? as u32;
-                for _ in 0..4 {
-                    chars.next();
-                }
-                let code = if (0xD800..0xDC00).contains(&hi) {
-                    let lo = hex4(inner.as_bytes(), i + 8)? as u32;
-                    for _ in 0..6 {
-                        chars.next();
-                    }
-                    0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+    // Runs between escapes are copied whole; the string is valid, so every escape is whole.
+    let mut i = first;
+    out.push_str(&inner[..i]);
+    loop {
+        let (c, used) = match *ib.get(i + 1)? {
+            b'"' => ('"', 2),
+            b'\\' => ('\\', 2),
+            b'/' => ('/', 2),
+            b'b' => ('\u{8}', 2),
+            b'f' => ('\u{c}', 2),
+            b'n' => ('\n', 2),
+            b'r' => ('\r', 2),
+            b't' => ('\t', 2),
+            b'u' => {
+                let hi = u32::from(hex4(ib, i + 2)?);
+                if (0xD800..0xDC00).contains(&hi) {
+                    let lo = u32::from(hex4(ib, i + 8)?);
+                    (
+                        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?,
+                        12,
+                    )
                 } else {
-                    hi
-                };
-                out.push(char::from_u32(code)?);
+                    (char::from_u32(hi)?, 6)
+                }
             }
             _ => return None,
+        };
+        out.push(c);
+        i += used;
+        match memchr::memchr(b'\\', &ib[i..]) {
+            Some(n) => {
+                out.push_str(&inner[i..i + n]);
+                i += n;
+            }
+            None => {
+                out.push_str(&inner[i..]);
+                return Some(Cow::Owned(out));
+            }
         }
     }
-    Some(Cow::Owned(out))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_top_level_keys_only() {
-        let t =
-            top_level(br#" {"jsonrpc":"2.0","result":{"id":9,"method":"x","s":"a\"}b"},"id":12} "#)
-                .unwrap();
-        assert_eq!(t.id, Some(&b"12"[..]));
-        assert_eq!(t.method, None);
-        let t = top_level(br#"{"method":"ping","id":"s-1","params":[1,{"a":[]}]}"#).unwrap();
-        assert_eq!(t.method, Some(&br#""ping""#[..]));
-        assert_eq!(t.id, Some(&br#""s-1""#[..]));
-        assert_eq!(top_level(b"{}"), Some(TopLevel::default()));
-    }
-
-    /// Agrees with serde_json on what is valid (the fuzz target checks far more inputs).
-    #[test]
-    fn as_strict_as_serde_json() {
-        let cases: &[&[u8]] = &[
-            b"[1]",
-            b"nope",
-            b"{",
-            br#"{"a":1"#,
-            br#"{"a":1} x"#,
-            br#"{"a" 1}"#,
-            br#"{"a":}"#,
-            br#"{"a":"unterminated}"#,
-            br#"{"a":[1,2}"#,
-            b"",
-            br#"{"a":01}"#,
-            br#"{"a":1.}"#,
-            br#"{"a":-}"#,
-            br#"{"a":1e}"#,
-            br#"{"a":1E+2}"#,
-            br#"{"a":-0.5e-3}"#,
-            br#"{"a":tru}"#,
-            br#"{"a":"\ud800"}"#,
-            br#"{"a":"\udc00"}"#,
-            br#"{"a":"\ud83d\ude00"}"#,
-            br#"{"a":"\x"}"#,
-            b"{\"a\":\"tab\there\"}",
-            br#"{"a":[]}"#,
-            br#"{"a":[,]}"#,
-            br#"{"a":[1,]}"#,
-            br#"{"a":{},}"#,
-            br#"{"a":true,"b":false,"c":null}"#,
-            br#"{"\u0069d":1}"#,
-        ];
-        for c in cases {
-            let ours = top_level(c).is_some();
-            let serde = serde_json::from_slice::<serde_json::Value>(c).is_ok_and(|v| v.is_object());
-            assert_eq!(ours, serde, "{}", String::from_utf8_lossy(c));
-        }
-        let deep = |n: usize| format!("{{\"a\":{}{}}}", "[".repeat(n), "]".repeat(n));
-        for n in [120, 125, 126, 127, 128] {
-            let d = deep(n);
-            let serde = serde_json::from_str::<serde_json::Value>(&d).is_ok();
-            assert_eq!(top_level(d.as_bytes()).is_some(), serde, "depth {n}");
+/// Whether a string literal already valid (quotes included) is written exactly as serde_json
+/// writes its content: every escape is one serde_json writes (`\"`, `\\`, `\b \f \n \r \t`,
+/// `\u00xx` in lower-case hex for the other control characters) or there is none. A valid
+/// literal has no raw control character or quote, and serde_json escapes nothing else.
+pub fn escaped_as_serde_json(lit: &str) -> bool {
+    let b = lit.as_bytes();
+    let mut i = 0;
+    while let Some(n) = memchr::memchr(b'\\', &b[i..]) {
+        i += n;
+        match b.get(i + 1) {
+            Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+            Some(b'u') => {
+                let lower = |c: &u8| c.is_ascii_digit() || (b'a'..=b'f').contains(c);
+                let ok = match b.get(i + 2..i + 6) {
+                    Some([b'0', b'0', h, l]) if lower(h) && lower(l) => {
+                        let v = hex4(b, i + 2).unwrap_or(0);
+                        v < 0x20 && !matches!(v, 0x08 | 0x0c | 0x0a | 0x0d | 0x09)
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    return false;
+                }
+                i += 6;
+            }
+            _ => return false,
         }
     }
-
-    #[test]
-    fn reads_parts_of_valid_text() {
-        let e = entries(r#"{"a" : [1, {"b":2}], "c":"x\"y"}"#).unwrap();
-        assert_eq!(
-            e,
-            vec![(r#""a""#, r#"[1, {"b":2}]"#), (r#""c""#, r#""x\"y""#)]
-        );
-        assert_eq!(
-            elements(r#"[1, {"b":2} ,"s"]"#).unwrap(),
-            vec!["1", r#"{"b":2}"#, r#""s""#]
-        );
-        assert_eq!(decode_string(r#""plain""#).unwrap(), "plain");
-        assert_eq!(
-            decode_string(r#""a\n\"\u00e9\ud83d\ude00\/""#).unwrap(),
-            "a\n\"é😀/"
-        );
-        assert!(decode_string(r#""\ud800""#).is_none());
-    }
+    true
 }

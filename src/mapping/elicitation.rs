@@ -20,21 +20,28 @@ pub fn next_request_id() -> String {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    format!("elc-{}-{}", base36(ms), n)
+    // What `format!("elc-{}-{n}", base36(ms))` writes, in one allocation (one per question).
+    let mut id = String::with_capacity(40);
+    id.push_str("elc-");
+    push_base36(&mut id, ms);
+    id.push('-');
+    crate::json::rpc::push_u64(&mut id, n);
+    id
 }
 
-fn base36(mut n: u64) -> String {
+fn push_base36(out: &mut String, mut n: u64) {
     const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut buf = Vec::with_capacity(13);
+    let mut buf = [0u8; 13];
+    let mut i = buf.len();
     loop {
-        buf.push(DIGITS[(n % 36) as usize]);
+        i -= 1;
+        buf[i] = DIGITS[(n % 36) as usize];
         n /= 36;
         if n == 0 {
             break;
         }
     }
-    buf.reverse();
-    String::from_utf8(buf).unwrap_or_default()
+    out.extend(buf[i..].iter().map(|&d| char::from(d)));
 }
 
 /// Whether `elicitation/create` params ask for URL mode (exactly `"url"`; §4 table).
@@ -323,8 +330,14 @@ mod tests {
         assert!(a.starts_with("elc-") && a != b);
         let n = |s: &str| s.rsplit('-').next().unwrap().parse::<u64>().unwrap();
         assert!(n(&b) > n(&a));
+        let base36 = |n| {
+            let mut s = String::new();
+            push_base36(&mut s, n);
+            s
+        };
         assert_eq!(base36(0), "0");
         assert_eq!(base36(36 * 36 + 35), "10z");
+        assert_eq!(base36(u64::MAX), "3w5e11264sgsf");
     }
 
     #[test]

@@ -2,68 +2,66 @@
 //! parts are never lost: they ride in `metadata.parts`, and are described in `output` when it
 //! would otherwise be empty.
 
-use crate::json::scan;
+use crate::json::scan::{self, Members, TextResult};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
-/// The common shape of a `tools/call` result, read from the validated line without building a
-/// tree: text parts only, no structured content. None for anything else, which takes the value
-/// path ([`tool_result`]) and gives the same ToolResult.
-fn common_shape(result: &str) -> Option<String> {
-    let (mut content, mut is_error, mut plain) = (None, false, true);
-    let object = scan::for_each_entry(result, |key, value| match key {
-        r#""content""# => content = Some(value),
-        r#""isError""# => match value {
-            "true" => is_error = true,
-            "false" | "null" => is_error = false,
-            _ => plain = false,
-        },
-        r#""structuredContent""# if value != "null" => plain = false,
-        _ if key.contains('\\') => plain = false, // an escaped key might be one of these
-        _ => {}
-    });
-    if !object || !plain {
-        return None;
-    }
-    let mut texts: Vec<Cow<'_, str>> = Vec::new();
-    for item in content.map_or(Some(Vec::new()), scan::elements)? {
-        let (mut kind, mut text, mut plain) = (None, None, true);
-        let object = scan::for_each_entry(item, |key, value| match key {
-            r#""type""# => kind = Some(value),
-            r#""text""# => text = Some(value),
-            _ if key.contains('\\') => plain = false,
-            _ => {}
-        });
-        if !object || !plain || kind != Some(r#""text""#) {
-            return None;
+/// A common-shape result ([`Members::text_result`], noted by the reader's one pass over
+/// `line`) as a ToolResult; None when the value path must decide (an isError with only blank
+/// text parts), which gives the same ToolResult for every shape.
+fn from_text_parts(line: &str, t: &TextResult) -> Option<String> {
+    let raw = |r: std::ops::Range<usize>| line.get(r);
+    let text = |r: std::ops::Range<usize>| -> Option<Cow<'_, str>> {
+        let lit = raw(r)?;
+        if lit.contains('\\') {
+            scan::decode_string(lit)
+        } else {
+            Some(Cow::Borrowed(&lit[1..lit.len() - 1]))
         }
-        texts.push(scan::decode_string(text?)?);
-    }
-    if is_error {
-        texts.retain(|t| !t.trim().is_empty());
-        if texts.is_empty() {
-            return None;
+    };
+    let mut parts = t.texts();
+    match (parts.len(), t.is_error) {
+        // The hot path: one text part whose escapes are the ones serde_json writes (or none)
+        // is already written as `render` writes it (the scan refused raw control characters
+        // and quotes; nothing else is escaped), so it is copied as it is.
+        (1, false) => {
+            let one = parts.next()?;
+            let lit = raw(one.clone())?;
+            if !scan::escaped_as_serde_json(lit) {
+                return Some(render(&text(one)?, false, None));
+            }
+            // Exactly its length and the NUL the C string adds: handed out without a realloc.
+            let mut s = String::with_capacity(lit.len() + 28);
+            s.push_str("{\"output\":");
+            s.push_str(lit);
+            s.push_str(",\"isError\":false}");
+            Some(s)
+        }
+        (_, false) => {
+            let texts: Option<Vec<Cow<'_, str>>> = parts.map(text).collect();
+            Some(render(&texts?.join("\n"), false, None))
+        }
+        (_, true) => {
+            let mut texts: Vec<Cow<'_, str>> = parts.map(text).collect::<Option<_>>()?;
+            texts.retain(|t| !t.trim().is_empty());
+            if texts.is_empty() {
+                return None;
+            }
+            Some(render(&texts.join("\n\n"), true, None))
         }
     }
-    let sep = if is_error { "\n\n" } else { "\n" };
-    Some(match texts.as_slice() {
-        [one] => render(one, is_error, None),
-        _ => render(&texts.join(sep), is_error, None),
-    })
 }
 
 /// A `tools/call` response line (validated JSON) → ToolResult JSON text, or the JSON-RPC error
-/// object. The common case is read straight from the line; the rest through [`tool_result`].
-pub fn from_response(line: &str) -> Result<String, Value> {
-    let (mut result, mut escaped_keys) = (None, false);
-    scan::for_each_entry(line, |key, value| {
-        if key == r#""result""# {
-            result = Some(value);
-        }
-        escaped_keys |= key.contains('\\');
-    });
-    if let (Some(result), false) = (result, escaped_keys) {
-        if let Some(out) = common_shape(result) {
+/// object, from what the reader's validating pass noted of it (`members`): the common shape
+/// straight from its text parts, the rest through [`tool_result`].
+pub fn from_members(line: &str, members: &Members) -> Result<String, Value> {
+    if !members.parse_instead {
+        if let Some(out) = members
+            .text_result
+            .as_ref()
+            .and_then(|t| from_text_parts(line, t))
+        {
             return Ok(out);
         }
     }
@@ -71,6 +69,15 @@ pub fn from_response(line: &str) -> Result<String, Value> {
         Ok(v) => Ok(tool_result(&v)),
         Err(e) => Err(e),
     }
+}
+
+/// [`from_members`] for a line not scanned yet (tests and the fuzz targets).
+#[cfg(any(test, feature = "fuzzing"))]
+pub fn from_response(line: &str) -> Result<String, Value> {
+    let members = scan::top_level(line.as_bytes())
+        .map(|t| t.members)
+        .unwrap_or_default();
+    from_members(line, &members)
 }
 
 /// Shapes a successful JSON-RPC `result` of `tools/call` into ToolResult JSON text.

@@ -92,21 +92,20 @@ impl Session {
                 }
             };
             // A JSON-RPC error arrives as a response line; the two that ask something of the
-            // host are looked at here (a cheap check first: results rarely say "error").
+            // host are looked at here, from the `error` the reader noted (the line is parsed
+            // only when its keys are escaped).
             let reply = match reply {
-                Ok(line) if line.contains("\"error\"") => {
-                    match crate::json::rpc::result_value(&line) {
-                        Err(e)
-                            if matches!(
-                                e.get("code").and_then(Value::as_i64),
-                                Some(-32042) | Some(-32021)
-                            ) =>
-                        {
-                            Err(RequestError::Rpc(e))
-                        }
+                Ok(line) => match line.error_text() {
+                    Ok(None) => Ok(line),
+                    Ok(Some(error)) => match serde_json::from_str::<Value>(error) {
+                        Ok(e) if asks_the_host(&e) => Err(RequestError::Rpc(e)),
                         _ => Ok(line),
-                    }
-                }
+                    },
+                    Err(()) => match crate::json::rpc::result_value(&line) {
+                        Err(e) if asks_the_host(&e) => Err(RequestError::Rpc(e)),
+                        _ => Ok(line),
+                    },
+                },
                 other => other,
             };
             let line = match reply {
@@ -272,7 +271,7 @@ impl Session {
             }
         } else {
             p.push_str(r#","_meta":{"progressToken":"#);
-            p.push_str(&token.to_string());
+            crate::json::rpc::push_u64(&mut p, token);
             p.push('}');
             if as_task {
                 p.push_str(&self.task_params());
@@ -301,6 +300,15 @@ impl Session {
             Round::Cancelled => Some(self.cancelled(at.remote)),
         }
     }
+}
+
+/// Whether a JSON-RPC error asks something of the host: -32042 (a browser step, legacy) or
+/// -32021 (input, without elicitation declared).
+fn asks_the_host(e: &Value) -> bool {
+    matches!(
+        e.get("code").and_then(Value::as_i64),
+        Some(-32042) | Some(-32021)
+    )
 }
 
 /// Where a call stands when a round ends it (for a suspension's resume token).

@@ -491,7 +491,7 @@ impl Session {
     }
 
     /// A request, sent again once on a renewed session when the server forgot ours (§5).
-    fn request(&self, r: &Req<'_>) -> (Result<String, RequestError>, bool) {
+    fn request(&self, r: &Req<'_>) -> (crate::conn::Reply, bool) {
         self.hold.pass(self.spec.timeout);
         let (reply, asked) = self.conn.request(r);
         match reply {

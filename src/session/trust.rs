@@ -7,6 +7,7 @@
 use super::tasks::TaskSupport;
 use super::Session;
 use crate::config::{OutputValidation, Overflow};
+use crate::conn::Response;
 use crate::mapping::listing::ListedTool;
 use crate::util::{read, write};
 use serde_json::{Map, Value};
@@ -69,7 +70,8 @@ impl Session {
 
     /// A `tools/call` response line as a ToolResult (§1) under the size limit and the output
     /// schema; Err is the JSON-RPC error the server answered.
-    pub(super) fn shape_result(&self, remote: &str, line: &str) -> Result<String, Value> {
+    pub(super) fn shape_result(&self, remote: &str, reply: &Response) -> Result<String, Value> {
+        let line = &reply.line;
         let max = self.spec.max_result_bytes;
         let over = line.len() > max;
         if over && self.spec.result_overflow == Overflow::Error {
@@ -81,7 +83,7 @@ impl Session {
                 line.len()
             )));
         }
-        let shaped = crate::mapping::shape::from_response(line)?;
+        let shaped = crate::mapping::shape::from_members(line, &reply.members)?;
         let schema = read(&self.output_schemas).get(remote).cloned();
         let shaped = match schema.as_deref().map(OutputSchema::validator) {
             Some(Ok(v)) => self.check_output(remote, line, &shaped, v)?,

@@ -164,7 +164,7 @@ impl StdioTransport {
                 Err(_) => break,
             };
             let mut chunk = &buf[..n];
-            while let Some(pos) = chunk.iter().position(|&b| b == b'\n') {
+            while let Some(pos) = memchr::memchr(b'\n', chunk) {
                 if line.is_empty() {
                     if pos > max {
                         return self.too_long(&*conn, max);

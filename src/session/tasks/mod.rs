@@ -155,7 +155,13 @@ impl Session {
             return false;
         };
         match self.era {
-            Era::Legacy => c.pointer("/tasks/requests/tools/call").is_some(),
+            // Not `Value::pointer`, which allocates for every token: this runs on every call.
+            Era::Legacy => c
+                .get("tasks")
+                .and_then(|t| t.get("requests"))
+                .and_then(|r| r.get("tools"))
+                .and_then(|t| t.get("call"))
+                .is_some(),
             Era::Modern => c
                 .get("extensions")
                 .and_then(|e| e.get(TASKS_EXTENSION))
@@ -168,14 +174,12 @@ impl Session {
     /// with a server that offers tasks. In MCP 2026-07-28 the server decides (SEP-2663): the
     /// extension is declared unless `tasks` is `never` for a tool that does not require it.
     pub(super) fn call_as_task(&self, remote: &str, ctl: &CallCtl<'_>) -> bool {
-        if !self.offers_tasks() {
-            return false;
-        }
         let support = crate::util::read(&self.task_support)
             .get(remote)
             .copied()
             .unwrap_or_default();
-        match (support, self.spec.tasks) {
+        // What the server offers is looked at last, only when the answer depends on it.
+        let wanted = match (support, self.spec.tasks) {
             (TaskSupport::Required, _) => true,
             (_, TasksMode::Never) => false,
             (_, TasksMode::Always) => support == TaskSupport::Optional || self.era == Era::Modern,
@@ -183,7 +187,8 @@ impl Session {
                 ctl.state.is_some() || ctl.timeout.unwrap_or(self.spec.timeout) > LONG_CALL
             }
             (TaskSupport::Forbidden, TasksMode::Auto) => self.era == Era::Modern,
-        }
+        };
+        wanted && self.offers_tasks()
     }
 
     /// The `_meta` members and the `task` member a task call adds to `tools/call` params.

@@ -113,10 +113,10 @@ impl Session {
                 return Some(self.cancelled(remote));
             }
         }
-        let line = format!(
+        let line = crate::conn::Response::scanned(format!(
             r#"{{"jsonrpc":"2.0","id":0,"result":{}}}"#,
             crate::json::to_text(result)
-        );
+        ));
         Some(match self.shape_result(remote, &line) {
             Ok(r) => r,
             Err(e) => self.fail(

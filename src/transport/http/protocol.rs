@@ -111,7 +111,8 @@ fn header_safe(v: &str) -> Result<&[u8], RequestError> {
 
 /// Whether the message `text` is the response to our request `id`.
 pub(super) fn answers(text: &str, id: u64) -> bool {
-    crate::json::rpc::line_kind(text.as_bytes()) == crate::json::rpc::LineKind::Response(id)
+    matches!(crate::json::rpc::line_kind(text.as_bytes()),
+        crate::json::rpc::LineKind::Response(i, _) if i == id)
 }
 
 /// What the status of a POST's reply decides, before its body is read (§5, §6, §8).
