@@ -9,6 +9,9 @@ PEERS=${PEERS_DIR:-.cache/peers}
 EVERYTHING_VERSION=2026.8.31
 MCP_PY_VERSION=2.3.0
 PYTEST_VERSION=8.3.4
+# pytest-xdist: the Python suites wait on servers far more than they compute (pytest runs at a
+# few % CPU), so scripts/test runs their files in two workers.
+XDIST_VERSION=3.6.1
 mkdir -p "$PEERS/npm"
 have=$(node -p "try{require(require('path').resolve('$PEERS/npm/node_modules/@modelcontextprotocol/server-everything/package.json')).version}catch(e){''}")
 if [ "$have" != "$EVERYTHING_VERSION" ]; then
@@ -25,10 +28,12 @@ if [ "$have" != "$MODERN_SERVER_VERSION" ]; then
     "@modelcontextprotocol/server@$MODERN_SERVER_VERSION" "@modelcontextprotocol/node@2.1.2" "zod@4.6.7"
 fi
 [ -x "$PEERS/py/bin/python" ] || python3 -m venv "$PEERS/py"
-"$PEERS/py/bin/python" - "$MCP_PY_VERSION" "$PYTEST_VERSION" <<'PY' 2>/dev/null || \
-  "$PEERS/py/bin/pip" install -q --disable-pip-version-check "mcp==$MCP_PY_VERSION" "pytest==$PYTEST_VERSION"
+"$PEERS/py/bin/python" - "$MCP_PY_VERSION" "$PYTEST_VERSION" "$XDIST_VERSION" <<'PY' 2>/dev/null || \
+  "$PEERS/py/bin/pip" install -q --disable-pip-version-check "mcp==$MCP_PY_VERSION" "pytest==$PYTEST_VERSION" \
+    "pytest-xdist==$XDIST_VERSION"
 import importlib.metadata as m, sys
-sys.exit(m.version('mcp') != sys.argv[1] or m.version('pytest') != sys.argv[2])
+sys.exit(m.version('mcp') != sys.argv[1] or m.version('pytest') != sys.argv[2]
+         or m.version('pytest-xdist') != sys.argv[3])
 PY
 # FastMCP 4.2 (a dual-era SDK, tests/peers/fastmcp_peer.py), in a venv of its own so that its
 # dependencies never move the `mcp` peer's.

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# What the test runners are to share (scripts/test and scripts/test-{bindings,dist,cross}.sh; not
-# yet sourced by any of them: the runners still carry their own copies):
+# What the test runners share (sourced by scripts/test; scripts/test-{bindings,dist,cross}.sh still
+# carry their own `part`):
 #
 #   suite NAME CMD...   runs CMD with its output in $log_dir/NAME.log; prints one line, PASS or FAIL
 #                       with the seconds and the log's last line; on failure also the log's last 60
@@ -12,8 +12,8 @@
 #   setup_failed WHAT LOG   prints what failed and LOG's tail, "0 passed, 1 failed", exits 1
 #   apt_install PKG...  apt-get install, with one `apt-get update` retry (quiet; output on stderr)
 #   finish              the closing lines: the failed suites, a table of every suite's time in the
-#                       order the runner declares them, and "N passed, M failed"; returns non-zero
-#                       when any suite failed
+#                       order the runner declares them, the disk space left, and "N passed, M
+#                       failed"; returns non-zero when any suite failed
 #
 # The runner sets log_dir (where the logs go) before the first suite; width (the name column,
 # default 34) is optional. Results are files under $log_dir/.results, so lanes (subshells) count.
@@ -32,8 +32,13 @@ _lib_init() {
   [ -n "${_lib_ready:-}" ] && return 0
   mkdir -p "$log_dir"
   rm -rf "$(_lib_results)" && mkdir -p "$(_lib_results)"
+  _lib_free0=$(_lib_free_mib)
   _lib_ready=1
 }
+
+# MiB free on the disk that holds the logs (and target/): a full disk fails every suite after
+# it within a second, so a failure says so when space is short, and the table ends with it.
+_lib_free_mib() { df -Pm "$log_dir" 2>/dev/null | awk 'NR == 2 { print $4 }'; }
 
 # Prints a block in one piece: lanes and the foreground never interleave their lines.
 _lib_say() {
@@ -42,13 +47,13 @@ _lib_say() {
   { flock 9; printf '%s\n' "$1"; } 9>>"$lock"
 }
 
-_lib_key() { # the next row's sort key
+_lib_key() { # sets _lib_k to the next row's sort key (not printed: a $(…) would lose the count)
   if [ -n "$_lib_sub" ]; then
     _lib_n=$((_lib_n + 1))
-    printf '%04d.%03d' "$_lib_sub" "$_lib_n"
+    printf -v _lib_k '%04d.%03d' "$_lib_sub" "$_lib_n"
   else
     _lib_slot=$((_lib_slot + 1))
-    printf '%04d.000' "$_lib_slot"
+    printf -v _lib_k '%04d.000' "$_lib_slot"
   fi
 }
 
@@ -56,7 +61,8 @@ suite() { # suite NAME CMD...
   _lib_init
   local name=$1; shift
   local key log t0=$SECONDS rc secs
-  key=$(_lib_key)
+  _lib_key
+  key=$_lib_k
   log="$log_dir/${name//[^a-zA-Z0-9_-]/_}.log"
   "$@" >"$log" 2>&1
   rc=$?
@@ -65,11 +71,14 @@ suite() { # suite NAME CMD...
   [ -n "$_lib_sub" ] && where=" [${_lib_lane}]"
   if [ $rc -eq 0 ]; then
     printf 'PASS|%s|%s|%s\n' "$secs" "$name" "$where" >"$(_lib_results)/$key"
-    _lib_say "$(printf 'PASS  %-*s %4ss  %s' "$width" "$name" "$secs" "$(tail -n 1 "$log" | cut -c1-100)")"
+    _lib_say "$(printf 'PASS  %-*s %4ss  %s%s' "$width" "$name" "$secs" "$(tail -n 1 "$log" | cut -c1-100)" "$where")"
   else
     printf 'FAIL|%s|%s|%s\n' "$secs" "$name" "$where" >"$(_lib_results)/$key"
+    local free
+    free=$(_lib_free_mib)
     _lib_say "$(printf 'FAIL  %-*s %4ss  (log: %s)%s\n' "$width" "$name" "$secs" "$log" "$where"
-      tail -n 60 "$log" | sed 's/^/      | /')"
+      tail -n 60 "$log" | sed 's/^/      | /'
+      [ "${free:-0}" -lt 2048 ] && echo "      (only ${free:-?} MiB free on the disk of $log_dir)")"
   fi
   return $rc
 }
@@ -122,6 +131,7 @@ finish() { # the closing lines; non-zero when any suite failed
     if [ "$status" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); names+=("$name"); fi
   done
   printf '      %-*s %5s\n' "$width" "total (wall clock)" $((SECONDS - _lib_t0))
+  echo "disk: $(_lib_free_mib) MiB free at the end, ${_lib_free0:-?} MiB at the start"
   [ $failed -gt 0 ] && echo "failed: ${names[*]}"
   echo "$passed passed, $failed failed"
   [ $failed -eq 0 ]
