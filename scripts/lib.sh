@@ -1,6 +1,5 @@
 # shellcheck shell=bash
-# What the test runners share (sourced by scripts/test; scripts/test-{bindings,dist,cross}.sh still
-# carry their own `part`):
+# What the test runners share (sourced by scripts/test and every scripts/test-*.sh):
 #
 #   suite NAME CMD...   runs CMD with its output in $log_dir/NAME.log; prints one line, PASS or FAIL
 #                       with the seconds and the log's last line; on failure also the log's last 60
@@ -11,6 +10,7 @@
 #   step NAME CMD...    a setup step: like suite, but a failure ends the run at once (setup_failed)
 #   setup_failed WHAT LOG   prints what failed and LOG's tail, "0 passed, 1 failed", exits 1
 #   apt_install PKG...  apt-get install, with one `apt-get update` retry (quiet; output on stderr)
+#   C_TESTS…            the C test programs, and the part of them each other run takes
 #   finish              the closing lines: the failed suites, a table of every suite's time in the
 #                       order the runner declares them, the disk space left, and "N passed, M
 #                       failed"; returns non-zero when any suite failed
@@ -18,6 +18,19 @@
 # The runner sets log_dir (where the logs go) before the first suite; width (the name column,
 # default 34) is optional. Results are files under $log_dir/.results, so lanes (subshells) count.
 # Rows are ordered by where their suite or lane starts in the runner, not by when they end.
+
+# The C test programs, tests/c/NAME.c, each a main of its own: the one list the runners build
+# from. scripts/test builds and runs C_TESTS (stress.c is the races' stress host, built by
+# scripts/test-races.sh); the other runs take the parts below, each with why.
+C_TESTS=(parity guard client soak calls live resources)
+# Windows (mingw-w64, under Wine): soak.c and calls.c count threads in /proc; live.c kills and
+# waits for processes with POSIX calls.
+C_TESTS_WINDOWS=(parity guard client resources)
+# The release wheels' libraries on musl and on aarch64 (qemu-user): the ABI and one whole client
+# pass on each; what the others check does not differ by libc or CPU.
+C_TESTS_WHEELS=(parity client)
+# ThreadSanitizer: the threaded ones (parity and guard run on one thread) and the stress host.
+C_TESTS_TSAN=(client calls live soak stress resources)
 
 : "${width:=34}"
 _lib_t0=$SECONDS
@@ -32,13 +45,13 @@ _lib_init() {
   [ -n "${_lib_ready:-}" ] && return 0
   mkdir -p "$log_dir"
   rm -rf "$(_lib_results)" && mkdir -p "$(_lib_results)"
-  _lib_free0=$(_lib_free_mib)
   _lib_ready=1
 }
 
-# MiB free on the disk that holds the logs (and target/): a full disk fails every suite after
+# MiB free on the disk of the checkout (and target/): a full disk fails every suite after
 # it within a second, so a failure says so when space is short, and the table ends with it.
-_lib_free_mib() { df -Pm "$log_dir" 2>/dev/null | awk 'NR == 2 { print $4 }'; }
+_lib_free_mib() { df -Pm . 2>/dev/null | awk 'NR == 2 { print $4 }'; }
+_lib_free0=$(_lib_free_mib)
 
 # Prints a block in one piece: lanes and the foreground never interleave their lines.
 _lib_say() {
@@ -78,7 +91,7 @@ suite() { # suite NAME CMD...
     free=$(_lib_free_mib)
     _lib_say "$(printf 'FAIL  %-*s %4ss  (log: %s)%s\n' "$width" "$name" "$secs" "$log" "$where"
       tail -n 60 "$log" | sed 's/^/      | /'
-      [ "${free:-0}" -lt 2048 ] && echo "      (only ${free:-?} MiB free on the disk of $log_dir)")"
+      [ "${free:-0}" -lt 2048 ] && echo "      (only ${free:-?} MiB free on the disk of the checkout)")"
   fi
   return $rc
 }

@@ -9,25 +9,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 export RUST_BACKTRACE=0 CARGO_TERM_COLOR=never
-passed=0 failed=0 failed_names=()
 log_dir=target/test-logs/bindings
 out=build/bindings
 mkdir -p "$log_dir" "$out"
-
-part() { # part NAME CMD...: runs CMD, output to a log, echoed on failure
-  local name=$1; shift
-  local log="$log_dir/${name//[^a-zA-Z0-9_-]/_}.log" t0=$SECONDS
-  if "$@" >"$log" 2>&1; then
-    passed=$((passed + 1))
-    printf 'PASS  %-32s %4ss  %s\n' "$name" $((SECONDS - t0)) "$(tail -n 1 "$log" | cut -c1-100)"
-  else
-    failed=$((failed + 1)); failed_names+=("$name")
-    printf 'FAIL  %-32s %4ss  (log: %s)\n' "$name" $((SECONDS - t0)) "$log"
-    tail -n 60 "$log" | sed 's/^/      | /'
-  fi
-}
-
-setup_failed() { echo "setup failed: $1"; tail -n 60 "$2" 2>/dev/null; echo "0 passed, 1 failed"; exit 1; }
+width=32
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh # part, setup_failed, apt_install, finish
 
 # The README's example is the example file, verbatim: readme_is FILE README LANG
 readme_is() {
@@ -44,7 +31,7 @@ cargo build --workspace >"$log_dir/build.log" 2>&1 || setup_failed "cargo build 
 # The release library with a soname (target/install), shared by `make install` and the Python wheel.
 make -s lib >"$log_dir/build-release.log" 2>&1 || setup_failed "make lib" "$log_dir/build-release.log"
 if ! command -v go >/dev/null; then
-  { apt-get install -y golang-go || { apt-get update && apt-get install -y golang-go; }; } >"$log_dir/apt-go.log" 2>&1 ||
+  apt_install golang-go >"$log_dir/apt-go.log" 2>&1 ||
     setup_failed "apt-get install golang-go" "$log_dir/apt-go.log"
 fi
 echo "ready in $((SECONDS - t0))s ($(go version | cut -d' ' -f3), $(cargo --version | cut -d' ' -f1-2))"
@@ -264,7 +251,4 @@ echo "== c (release library)"
 # The release library exports the header's functions minus the debug-only ones (c-api.md).
 part "c: release exports = header" scripts/check-header.sh target/install/release/libtoolnexus.so release
 
-echo
-if [ $failed -gt 0 ]; then echo "failed parts: ${failed_names[*]}"; fi
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

@@ -15,33 +15,22 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 export RUST_BACKTRACE=0 CARGO_TERM_COLOR=never PIP_DISABLE_PIP_VERSION_CHECK=1
-passed=0 failed=0 failed_names=()
 sections=" ${*:-macos wheels} "
 want() { [[ $sections == *" $1 "* ]]; }
 log_dir=target/test-logs/cross
 out=$ROOT/target/cross
 mkdir -p "$log_dir" "$out"
-
-part() { # part NAME CMD...: runs CMD, output to a log, echoed on failure
-  local name=$1; shift
-  local log="$log_dir/${name//[^a-zA-Z0-9_-]/_}.log" t0=$SECONDS
-  if "$@" >"$log" 2>&1; then
-    passed=$((passed + 1))
-    printf 'PASS  %-40s %4ss  %s\n' "$name" $((SECONDS - t0)) "$(tail -n 1 "$log" | cut -c1-100)"
-  else
-    failed=$((failed + 1)); failed_names+=("$name")
-    printf 'FAIL  %-40s %4ss  (log: %s)\n' "$name" $((SECONDS - t0)) "$log"
-    tail -n 60 "$log" | sed 's/^/      | /'
-  fi
-}
+width=40
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh # part, setup_failed, apt_install, finish
 
 echo "== setup"
 t0=$SECONDS
 scripts/install-cross.sh >"$log_dir/install-cross.log" 2>&1 ||
-  { echo "setup failed: scripts/install-cross.sh"; tail -n 60 "$log_dir/install-cross.log"; echo "0 passed, 1 failed"; exit 1; }
+  setup_failed scripts/install-cross.sh "$log_dir/install-cross.log"
 if [ ! -x target/debug/tn-fixture-server ]; then
   cargo build --workspace >"$log_dir/build.log" 2>&1 ||
-    { echo "setup failed: cargo build"; tail -n 60 "$log_dir/build.log"; echo "0 passed, 1 failed"; exit 1; }
+    setup_failed "cargo build --workspace" "$log_dir/build.log"
 fi
 export PATH=$out/venv/bin:$PATH
 export TN_FIXTURE=$ROOT/target/debug/tn-fixture-server
@@ -175,7 +164,7 @@ c_tests() { # c_tests NAME ZIG-TARGET CLIENT-ARGS RUNNER...: parity and client b
   local dir=$out/c-$name lib=$out/unpacked/$name/toolnexus_c
   [ -f "$lib/libtoolnexus.so" ] || { echo "no library at $lib (the wheels part failed?)"; return 1; }
   mkdir -p "$dir" && ln -sfn libtoolnexus.so "$lib/libtoolnexus.so.0" || return 1
-  for t in parity client; do
+  for t in "${C_TESTS_WHEELS[@]}"; do
     zig_cc -target "$target" "${CFLAGS[@]}" "tests/c/$t.c" -o "$dir/$t" -L"$lib" -Wl,-rpath,"$lib" -ltoolnexus -lpthread ||
       return 1
   done
@@ -190,7 +179,4 @@ if want wheels; then
     -statuses_order qemu-aarch64 -L /usr/aarch64-linux-gnu
 fi
 
-echo
-if [ $failed -gt 0 ]; then echo "failed parts: ${failed_names[*]}"; fi
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

@@ -15,29 +15,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 export RUST_BACKTRACE=0 CARGO_TERM_COLOR=never PIP_DISABLE_PIP_VERSION_CHECK=1
-passed=0 failed=0 failed_names=()
 log_dir=target/test-logs/dist
 out=$ROOT/target/dist
 mkdir -p "$log_dir" "$out"
-
-part() { # part NAME CMD...: runs CMD, output to a log, echoed on failure
-  local name=$1; shift
-  local log="$log_dir/${name//[^a-zA-Z0-9_-]/_}.log" t0=$SECONDS
-  if "$@" >"$log" 2>&1; then
-    passed=$((passed + 1))
-    printf 'PASS  %-36s %4ss  %s\n' "$name" $((SECONDS - t0)) "$(tail -n 1 "$log" | cut -c1-100)"
-  else
-    failed=$((failed + 1)); failed_names+=("$name")
-    printf 'FAIL  %-36s %4ss  (log: %s)\n' "$name" $((SECONDS - t0)) "$log"
-    tail -n 60 "$log" | sed 's/^/      | /'
-  fi
-}
-
-setup_failed() { echo "setup failed: $1"; tail -n 60 "$2" 2>/dev/null; echo "0 passed, 1 failed"; exit 1; }
-
-apt_install() { # apt_install PKG: apt-get install, with one `apt-get update` retry
-  apt-get install -y "$1" || { apt-get update && apt-get install -y "$1"; }
-}
+width=36
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh # part, setup_failed, apt_install, finish
 
 echo "== setup"
 t0=$SECONDS
@@ -257,7 +240,4 @@ part "install: CMake find_package" cmake_project
 part "install: Go from another module" go_module
 part "install: system prefix, uninstall" system_prefix
 
-echo
-if [ $failed -gt 0 ]; then echo "failed parts: ${failed_names[*]}"; fi
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

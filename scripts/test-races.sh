@@ -19,7 +19,9 @@ cd "$(dirname "$0")/.."
 export TN_FIXTURE=${TN_FIXTURE:-$PWD/target/debug/tn-fixture-server}
 HOST=$(rustc +nightly -vV 2>/dev/null | sed -n 's/^host: //p' || true)
 TSAN_LIB=$PWD/target/tsan/${HOST:-unknown}/debug
-TSAN_TESTS=(client calls live soak stress resources)
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh # C_TESTS_TSAN
+TSAN_TESTS=("${C_TESTS_TSAN[@]}")
 SUPPRESSIONS=$PWD/tests/tsan/suppressions.txt
 # The pure modules: JSON text and canonical form, the MCP mapping, config, the SSE parser, the
 # HTTP/1.1 framing of the direct path and the sans-I/O streamable HTTP rules. A test among them

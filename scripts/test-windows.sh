@@ -2,7 +2,7 @@
 # The Windows build checked under Wine (issue 25). scripts/test runs each part as a suite:
 #   scripts/test-windows.sh build   cargo build --target x86_64-pc-windows-gnu: toolnexus.dll,
 #                                   its import and static libraries, the fixture server, the CLI
-#   scripts/test-windows.sh c       the C tests (parity, guard, client) built with mingw-w64,
+#   scripts/test-windows.sh c       the C tests (lib.sh's C_TESTS_WINDOWS) built with mingw-w64,
 #                                   run under Wine against the Windows fixture server
 #   scripts/test-windows.sh bindings the Go package's tests and a C++ wrapper test, built for
 #                                   Windows, under Wine
@@ -14,6 +14,8 @@
 # One target dir (target/, triple x86_64-pc-windows-gnu) for every Windows build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh # C_TESTS_WINDOWS
 eval "$(scripts/install-windows.sh --env)"
 T=x86_64-pc-windows-gnu
 TD=${CARGO_TARGET_DIR:-target}
@@ -31,7 +33,7 @@ build)
   ;;
 c)
   mkdir -p "$W"
-  for t in parity guard client; do
+  for t in "${C_TESTS_WINDOWS[@]}"; do
     # -static: the tests' own pthread and libgcc inside; the library through its import library.
     x86_64-w64-mingw32-gcc -std=gnu11 -g -O1 -Wall -Wextra -Werror -Iinclude -Itests/c \
       "tests/c/$t.c" -o "$W/$t.exe" -L"$OUT" -l:libtoolnexus.dll.a -static -lpthread
@@ -49,6 +51,7 @@ c)
   # standard handle included) keeps the pipe open until it exits; seen with a plain Linux pipe
   # as the reader too, so not the library's doing. Left to real Windows.
   "$WINE" "$W/client.exe" -stdout_closed_but_running | tail -n 1 || rc=1
+  "$WINE" "$W/resources.exe" | tail -n 1 || rc=1
   exit $rc
   ;;
 rust)

@@ -16,7 +16,7 @@ static tn_client *connect_fx(const char *flags, tn_resolver_fn r) {
 }
 
 /* The out of a `char **` function, or "ERR <status>: <message>". */
-#define OUT(call_expr, out)                                                                    \
+#define TAKE(call_expr, out)                                                                   \
   do {                                                                                         \
     (out) = (char *)0x1;                                                                       \
     char *o_ = (char *)0x1;                                                                    \
@@ -32,25 +32,25 @@ static void test_lists_reads_prompts_completions_in_both_eras(void) {
   for (int e = 0; e < 2; e++) {
     tn_client *c = connect_fx(ERAS[e], NULL);
     char *r;
-    OUT(tn_list_resources(c, &o_), r);
+    TAKE(tn_list_resources(c, &o_), r);
     CHECK(contains(r, "{\"server\":\"fx\",\"uri\":\"fx://ask\"") && contains(r, "\"uri\":\"fx://doc/5\""), "%s", r);
     free(r);
-    OUT(tn_list_resource_templates(c, &o_), r);
+    TAKE(tn_list_resource_templates(c, &o_), r);
     CHECK(contains(r, "\"uriTemplate\":\"fx://item/{id}\""), "%s", r);
     free(r);
-    OUT(tn_read_resource(c, "fx", "fx://doc/2", &o_), r);
+    TAKE(tn_read_resource(c, "fx", "fx://doc/2", &o_), r);
     CHECK(strcmp(r, "{\"contents\":[{\"uri\":\"fx://doc/2\",\"mimeType\":\"text/plain\",\"text\":\"document 2\"}]}") == 0, "%s", r);
     free(r);
-    OUT(tn_read_resource(c, "fx", "fx://nowhere", &o_), r);
+    TAKE(tn_read_resource(c, "fx", "fx://nowhere", &o_), r);
     CHECK(contains(r, "ERR 4") && contains(r, "fx://nowhere") && contains(r, "server `fx`"), "%s", r);
     free(r);
-    OUT(tn_list_prompts(c, &o_), r);
+    TAKE(tn_list_prompts(c, &o_), r);
     CHECK(contains(r, "{\"name\":\"fx_greet\",\"server\":\"fx\",\"prompt\":\"greet\""), "%s", r);
     free(r);
-    OUT(tn_get_prompt(c, "fx_greet", "{\"name\":\"Ada\"}", &o_), r);
+    TAKE(tn_get_prompt(c, "fx_greet", "{\"name\":\"Ada\"}", &o_), r);
     CHECK(contains(r, "\"text\":\"Hello, Ada!\""), "%s", r);
     free(r);
-    OUT(tn_complete(c, "{\"server\":\"fx\",\"ref\":{\"type\":\"ref/prompt\",\"name\":\"code_review\"},"
+    TAKE(tn_complete(c, "{\"server\":\"fx\",\"ref\":{\"type\":\"ref/prompt\",\"name\":\"code_review\"},"
                        "\"argument\":{\"name\":\"language\",\"value\":\"r\"}}", &o_), r);
     CHECK(strcmp(r, "{\"values\":[\"rust\"]}") == 0, "%s", r);
     free(r);
@@ -61,45 +61,45 @@ static void test_lists_reads_prompts_completions_in_both_eras(void) {
 static void test_bad_input_is_a_status_and_a_message(void) {
   tn_client *c = connect_fx("", NULL);
   char *r;
-  OUT(tn_read_resource(c, NULL, "fx://doc/1", &o_), r);
+  TAKE(tn_read_resource(c, NULL, "fx://doc/1", &o_), r);
   CHECK(contains(r, "ERR 1") && contains(r, "server"), "%s", r);
   free(r);
-  OUT(tn_read_resource(c, "fx", NULL, &o_), r);
+  TAKE(tn_read_resource(c, "fx", NULL, &o_), r);
   CHECK(contains(r, "ERR 1") && contains(r, "uri"), "%s", r);
   free(r);
-  OUT(tn_read_resource(c, "nope", "fx://doc/1", &o_), r);
+  TAKE(tn_read_resource(c, "nope", "fx://doc/1", &o_), r);
   CHECK(contains(r, "ERR 4") && contains(r, "nope"), "%s", r);
   free(r);
-  OUT(tn_get_prompt(c, "fx_greet", "{\"name\":", &o_), r);
+  TAKE(tn_get_prompt(c, "fx_greet", "{\"name\":", &o_), r);
   CHECK(contains(r, "ERR 2"), "%s", r);
   free(r);
-  OUT(tn_get_prompt(c, NULL, NULL, &o_), r);
+  TAKE(tn_get_prompt(c, NULL, NULL, &o_), r);
   CHECK(contains(r, "ERR 1"), "%s", r);
   free(r);
-  OUT(tn_get_prompt(c, "fx_nothing", NULL, &o_), r);
+  TAKE(tn_get_prompt(c, "fx_nothing", NULL, &o_), r);
   CHECK(contains(r, "ERR 4") && contains(r, "fx_nothing"), "%s", r);
   free(r);
-  OUT(tn_complete(c, "{\"server\":\"fx\"}", &o_), r);
+  TAKE(tn_complete(c, "{\"server\":\"fx\"}", &o_), r);
   CHECK(contains(r, "ERR 1") && contains(r, "ref"), "%s", r);
   free(r);
-  OUT(tn_complete(c, NULL, &o_), r);
+  TAKE(tn_complete(c, NULL, &o_), r);
   CHECK(contains(r, "ERR 1"), "%s", r);
   free(r);
   CHECK(tn_subscribe_resource(c, NULL, "x") == TN_ERR_INVALID_ARGUMENT, "NULL server");
   CHECK(tn_unsubscribe_resource(c, "fx", "fx://never") == TN_ERR_NOT_FOUND, "%s", tn_last_error_message());
   CHECK(tn_list_resources(c, NULL) == TN_ERR_INVALID_ARGUMENT, "NULL out");
-  OUT(tn_uri_template("{\"template\":\"{a\"}", &o_), r);
+  TAKE(tn_uri_template("{\"template\":\"{a\"}", &o_), r);
   CHECK(contains(r, "ERR 1") && contains(r, "RFC 6570"), "%s", r);
   free(r);
-  OUT(tn_uri_template("{\"template\":\"fx://item/{id}{?q}\",\"values\":{\"id\":\"a b\",\"q\":[\"x\",\"y\"]}}", &o_), r);
+  TAKE(tn_uri_template("{\"template\":\"fx://item/{id}{?q}\",\"values\":{\"id\":\"a b\",\"q\":[\"x\",\"y\"]}}", &o_), r);
   CHECK(strcmp(r, "{\"variables\":[\"id\",\"q\"],\"uri\":\"fx://item/a%20b?q=x,y\"}") == 0, "%s", r);
   free(r);
   tn_disconnect(c);
   char *after;
-  OUT(tn_list_prompts(c, &o_), after);
+  TAKE(tn_list_prompts(c, &o_), after);
   CHECK(contains(after, "ERR 5"), "a disconnected client: %s", after);
   free(after);
-  OUT(tn_read_resource(c, "fx", "fx://doc/1", &o_), after);
+  TAKE(tn_read_resource(c, "fx", "fx://doc/1", &o_), after);
   CHECK(contains(after, "ERR 5"), "%s", after);
   free(after);
 }
