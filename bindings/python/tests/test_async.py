@@ -457,6 +457,11 @@ def test_no_growth_over_many_async_calls_with_cancels():
         tasks = [asyncio.create_task(c.call_async("fx_echo", {"text": text}) if i % 10 else
                                      c.call_async("fx_slow", {"ms": 10000}))
                  for i in range(start, start + n)]
+        # The slow calls are cancelled once the echoes started after them are done: by then each
+        # slow call's request is out (its thread started first), so each cancel reaches the
+        # server. A fixed sleep was too short on a loaded machine: a call cancelled before its
+        # request went out ends without one, and the server counted fewer.
+        await asyncio.wait([t for i, t in enumerate(tasks) if i % 10])
         await asyncio.sleep(0.05)
         for i, t in enumerate(tasks):
             if i % 10 == 0:
