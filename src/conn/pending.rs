@@ -207,8 +207,6 @@ impl Conn {
         let clock: &PauseClock = waiter.clock.as_deref().unwrap_or(&self.pause);
         // The idle clock's start: now, or once `armed` first says true.
         let mut idle_from = start;
-        // The first look needs no clock read: the request was just sent.
-        let mut first = Some(start);
         loop {
             if let Some(a) = armed {
                 if a() {
@@ -228,7 +226,9 @@ impl Conn {
             if let Some(r) = reply {
                 return r;
             }
-            let now = first.take().unwrap_or_else(|| clock.active());
+            // Read every time, the first too: sending may have taken long (a big request
+            // written on this thread, the HTTP direct path), and that counts (§7).
+            let now = clock.active();
             let total = now.saturating_sub(start);
             let last = Duration::from_nanos(waiter.last_progress.load(Ordering::Acquire));
             let idle = now.saturating_sub(idle_from.max(last));
