@@ -15,7 +15,7 @@
 # The release build goes to target/install (not target/release) because its link flags differ
 # (the soname); the Python package's build (bindings/python/setup.py) shares it.
 #
-# On macOS (issue 26) the library is lib/libtoolnexus.dylib, one file whose install name is
+# On macOS the library is lib/libtoolnexus.dylib, one file whose install name is
 # @rpath/libtoolnexus.dylib (build.rs sets it), so the .pc file and the CMake target always carry
 # an rpath to LIBDIR; there is no ldconfig.
 #

@@ -760,8 +760,8 @@ __attribute__((unused)) static void perf(const params *p) {
     for (int k = 0; k < 2; k++) ord[k]->cN[i] = time_connect(ord[k], p->fixture, p->many);
 
   /* the era probe's cost (ours only): "protocol" modern-first (which always probes; "auto"
-   * with a resolver speaks the handshake first over stdio, issue 23) vs legacy against the
-   * legacy-only fixture, alternating */
+   * with a resolver speaks the handshake first over stdio, docs/protocol-eras.md) vs legacy
+   * against the legacy-only fixture, alternating */
   for (int i = 0; i < p->probe_reps; i++) {
     ours_protocol = "legacy";
     cs[0].pl[i] = time_connect(&cs[0], p->fixture, 1);

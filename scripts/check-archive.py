@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks a static library built for macOS without a Mac (issue 26; scripts/test-cross.sh).
+"""Checks a static library built for macOS without a Mac (scripts/test-cross.sh).
 
     check-archive.py LIB.a ARCH SYMBOL...     # ARCH: aarch64 or x86_64
 

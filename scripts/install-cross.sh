@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the cross builds need (issue 26), idempotently and quickly when already there:
+# Installs what the cross builds need, idempotently and quickly when already there:
 # - the Rust targets: aarch64-apple-darwin, x86_64-apple-darwin (checked and built as static
 #   libraries; no Apple SDK here, so no dylib link), aarch64-unknown-linux-gnu and
 #   x86_64-unknown-linux-musl (the manylinux2014 and musllinux wheels);

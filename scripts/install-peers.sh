@@ -54,7 +54,7 @@ net.Server.prototype.listen = function (...a) {
   return listen.apply(this, a);
 };
 JS
-# The official conformance suite's harnesses, both versions the test command runs (issue 27):
+# The official conformance suite's harnesses, both versions the test command runs:
 # ../shared/tools/conformance/run-client.sh installs a version (and a Node 22 from npm) into its
 # cache on first use; `--list` does that and nothing else, and is quick once they are there.
 export CONFORMANCE_CACHE=${CONFORMANCE_CACHE:-$PWD/.cache/conformance}

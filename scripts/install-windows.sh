@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the Windows part of the tests needs (issue 25), idempotently and quickly when
+# Installs what the Windows part of the tests needs, idempotently and quickly when
 # already present: the x86_64-pc-windows-gnu Rust target (rustup), the mingw-w64 cross
 # compilers and Wine 8 (Debian's gcc-mingw-w64-x86-64, g++-mingw-w64-x86-64, wine64), and a
 # Wine prefix under target/wine with the ProcessPrng shim in its system32

@@ -92,7 +92,7 @@ part "python: tests" py_tests
 part "python: README example" py_example
 part "python: example logs in (OAuth)" login env -u TOOLNEXUS_LIB "$PY" "$ROOT/bindings/python/example.py" "$TN_FIXTURE"
 
-# ---- Python: asynchronous calls and typing (issue 16; a separate block)
+# ---- Python: asynchronous calls and typing (a separate block)
 # The async example runs against the installed package, and passes `mypy --strict` as a user's
 # code would (the package ships py.typed); wrong uses are caught, so the types are real. mypy
 # lives in its own venv, made once under .cache/bindings.
@@ -132,7 +132,7 @@ PYEOF
 part "python: async example" py_async_example
 part "python: mypy --strict" py_mypy
 
-# ---- Python: durable suspension (issue 13; a separate block)
+# ---- Python: durable suspension (a separate block)
 # The README's suspension example is example_suspend.py verbatim; it runs against the installed
 # package and the TypeScript SDK 2.4 server (modern only, stdio): a call suspended by the
 # resolver, resumed in a second process. It passes `mypy --strict` as a user's code would.
@@ -200,7 +200,7 @@ part "go: test -race cgocheck=2" go_test
 part "go: README example" go_example
 part "go: example logs in (OAuth)" login "$out/go-example" "$TN_FIXTURE"
 
-# ---- Go: durable suspension (issue 13; a separate block)
+# ---- Go: durable suspension (a separate block)
 # The README's suspension example is example/suspend/main.go verbatim; run against the TS SDK
 # 2.4 modern server, it resumes the suspended call in a second process. (suspend_test.go, run
 # by `go test` above, is the test proper.)
@@ -235,7 +235,7 @@ part "c++: example logs in (OAuth)" login "$out/cpp-example" "$TN_FIXTURE"
 part "c++: tests" cpp_test
 part "c++: tests asan+ubsan" cpp_test_asan
 
-# ---- C++: durable suspension (issue 13; a separate block)
+# ---- C++: durable suspension (a separate block)
 # The README's suspension example is example_suspend.cpp verbatim, built with -Werror; run
 # against the TS SDK 2.4 modern server, it resumes the suspended call in a second process.
 # (test.cpp, run above from the repository root, is the test proper.)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests the platforms this machine can build for but is not (issue 26):
+# Tests the platforms this machine can build for but is not:
 # - macOS: `cargo check` of the workspace (every target, tests too) for aarch64-apple-darwin and
 #   x86_64-apple-darwin, and the static library built for both (there is no Apple SDK here, so
 #   the dylib is not linked: the build script's install name is checked instead);

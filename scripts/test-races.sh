@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Races and undefined behaviour (issue 38; docs/hardening.md "Races"). scripts/test runs each
+# Races and undefined behaviour (docs/hardening.md "Races"). scripts/test runs each
 # part as a suite:
 #   scripts/test-races.sh build           the library (cdylib only) with ThreadSanitizer on
 #                                         nightly (-Zsanitizer=thread -Zbuild-std, target/tsan);

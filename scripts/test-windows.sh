@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Windows build checked under Wine (issue 25). scripts/test runs each part as a suite:
+# The Windows build checked under Wine. scripts/test runs each part as a suite:
 #   scripts/test-windows.sh build   cargo build --target x86_64-pc-windows-gnu: toolnexus.dll,
 #                                   its import and static libraries, the fixture server, the CLI
 #   scripts/test-windows.sh c       the C tests (lib.sh's C_TESTS_WINDOWS) built with mingw-w64,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds every release wheel of the Python package into one folder (issue 26; `make wheels
+# Builds every release wheel of the Python package into one folder (`make wheels
 # WHEELHOUSE=DIR` calls this): manylinux2014 (glibc 2.17) for x86_64 and aarch64, and
 # musllinux_1_2 for x86_64. Each library is built with cargo-zigbuild for its libc (zig links
 # against glibc 2.17's symbols, or musl), packaged by bindings/python/setup.py as a prebuilt

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The import library a host built with MSVC links (issue 25): toolnexus.def, every function of
+# The import library a host built with MSVC links: toolnexus.def, every function of
 # include/toolnexus.h (the header is the list of what the DLL exports), and toolnexus.lib made
 # from it by mingw-w64's dlltool, both written beside toolnexus.dll in DIR. Checks that the DLL
 # exports every function of the header (but the debug build's tn_debug_*, in a release build).

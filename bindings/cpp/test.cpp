@@ -572,7 +572,7 @@ static void test_skills() {
   CHECK(e.status() == TN_ERR_NOT_FOUND && std::string(e.what()) == "no server named `nope` in the config", e.what());
 }
 
-// Issue 28: on_event sees a tool-list change and a killed server restarted, on one thread
+// Long-lived hosts: on_event sees a tool-list change and a killed server restarted, on one thread
 // that is not the caller's; an exception it throws is kept.
 static void test_events() {
   tn::Client c(R"({"mcpServers":{"fx":{"command":[)" + tn::detail::quote(fixture) +
@@ -614,7 +614,7 @@ static void test_events() {
   c.close();
 }
 
-// Tasks (issue 29): a required-task tool's result like any call, its status changes with their
+// Tasks: a required-task tool's result like any call, its status changes with their
 // resume token on on_progress, a wait that ends while the task works gives a pending carrying the
 // task, and resume collects it.
 static void test_tasks() {
@@ -648,7 +648,7 @@ static void test_tasks() {
   }
 }
 
-// Resources, templates, subscriptions, prompts and completions (issue 36) against the fixture's
+// Resources, templates, subscriptions, prompts and completions against the fixture's
 // --resources mode in both eras: every method, the errors, a subscription's resource_updated
 // event and none after unsubscribe, a prompt list change, a blob's bytes, a slow read cancelled
 // through read_resource_async; and tn_call_tool_ex, tn_tools_for, tn_tools_to_provider,

@@ -13,9 +13,9 @@
 // throws makes the server see cancel. A resolver that returns toolnexus::suspend suspends the
 // question durably (contract §6): the call returns at once with result.pending(), and
 // client.resume(token, answers) finishes it, from any process connected with the same config.
-// Long-lived hosts (issue 28): client.on_event(fn) hands fn each event (a server restarting or
+// Long-lived hosts: client.on_event(fn) hands fn each event (a server restarting or
 // back, its tool list changed, its log messages) on the library's event thread, in order.
-// Resources, prompts and completions (issue 36): client.resources(), resource_templates(),
+// Resources, prompts and completions: client.resources(), resource_templates(),
 // read_resource(server, uri) (and read_resource_async, cancellable), subscribe / unsubscribe
 // (updates as "resource_updated" events), prompts(), get_prompt(name, args_json) (and
 // get_prompt_async), complete(...); toolnexus::uri_template expands a template.
@@ -348,7 +348,7 @@ using Resolver = std::function<Answer(const Request &)>;
 struct Pending {
   std::vector<Request> requests;
   std::string resume, json;
-  // A call that became a task (issue 29): {"taskId","status"} as JSON, else empty; resume(p.resume,
+  // A call that became a task: {"taskId","status"} as JSON, else empty; resume(p.resume,
   // "{}") collects it, nothing run again.
   std::string task;
 };
@@ -383,7 +383,7 @@ struct Progress {
   double progress = 0;
   std::optional<double> total;
   std::string message, json;
-  // A task's status change (issue 29): task is {"taskId","status","statusMessage"?} as JSON and
+  // A task's status change: task is {"taskId","status","statusMessage"?} as JSON and
   // resume the token that collects the task later; both empty for a plain progress report.
   std::string task, resume;
 };
@@ -402,9 +402,9 @@ namespace detail {
 
 }  // namespace detail
 
-// One event of a client (issue 28, docs/live-servers.md): type "status", "tools" or "log", the
+// One event of a client (docs/live-servers.md): type "status", "tools" or "log", the
 // server it is about, and the library's exact JSON text (every other member is in it).
-// Issue 36 adds "resource_updated" (uri: a subscribed uri), "resources" ("added", "removed",
+// Also "resource_updated" (uri: a subscribed uri), "resources" ("added", "removed",
 // "changed": uris; "templates": {…} the same for uriTemplates) and "prompts" ("added",
 // "removed", "changed": prompt host names); the lists are listed again before these come.
 struct Event {
@@ -598,7 +598,7 @@ inline std::string answers(std::initializer_list<std::pair<std::string, Answer>>
   return out + "}";
 }
 
-// ---- resources, prompts and completions (issue 36)
+// ---- resources, prompts and completions
 
 // Options of a resource read or a prompt: timeout replaces the server's timeout for it.
 struct RequestOptions {
@@ -964,7 +964,7 @@ class Client {
     return *this;
   }
 
-  // Registers fn for the client's events (issue 28; an empty fn removes it), replacing the one
+  // Registers fn for the client's events (an empty fn removes it), replacing the one
   // before, which is not running any more once this returns (unless called from inside it).
   void on_event(EventHandler fn) {
     std::unique_ptr<detail::EventState> st;
@@ -1077,7 +1077,7 @@ class Client {
     return out.str();
   }
 
-  // ---- resources (issue 36)
+  // ---- resources
 
   // Every connected server's resources, all pages, sorted by server then uri, as JSON text.
   std::string resources_json() const {

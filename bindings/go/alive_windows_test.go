@@ -2,7 +2,7 @@ package toolnexus
 
 import "syscall"
 
-// processAlive: whether process pid exists and has not ended (issue 25).
+// processAlive: whether process pid exists and has not ended.
 func processAlive(pid int) bool {
 	const synchronize = 0x00100000
 	h, err := syscall.OpenProcess(synchronize, false, uint32(pid))

@@ -2,7 +2,7 @@
 
 package toolnexus
 
-// As link_local.go, for Windows (issue 25): this checkout's `cargo build --target
+// As link_local.go, for Windows: this checkout's `cargo build --target
 // x86_64-pc-windows-gnu`, linked through its import library (cgo with the mingw-w64 compiler:
 // GOOS=windows CC=x86_64-w64-mingw32-gcc); toolnexus.dll goes beside the program or on PATH.
 

@@ -1,6 +1,6 @@
 //go:build !windows
 
-// The restart test kills the server with SIGKILL (issue 28); on Windows the Job Object path is
+// The restart test kills the server with SIGKILL; on Windows the Job Object path is
 // tested by tests/c/client.c under Wine.
 
 package toolnexus
@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Long-lived hosts (issue 28): a callback and a channel see a killed server restarted and a
+// Long-lived hosts: a callback and a channel see a killed server restarted and a
 // tool-list change, against the fixture.
 
 func liveConfig(t *testing.T) string {

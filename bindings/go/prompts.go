@@ -11,7 +11,7 @@ import (
 	"unsafe"
 )
 
-// Prompts and completions (issue 36; c-api.md "Prompts"): every connected server's prompts under
+// Prompts and completions (c-api.md "Prompts"): every connected server's prompts under
 // host names (made as tool names are: the fixture's greet on server fx is fx_greet), one got
 // with its arguments (a ctx that cancels it, WithTimeout), and completion/complete. An unknown
 // prompt or server is ErrNotFound; arguments the server refuses (a missing required one) or

@@ -12,7 +12,7 @@ import (
 	"unsafe"
 )
 
-// Resources (issue 36; c-api.md "Resources"): every connected server's resources and resource
+// Resources (c-api.md "Resources"): every connected server's resources and resource
 // templates, a read (a ctx that cancels it, WithTimeout), subscriptions whose updates come as
 // "resource_updated" events, and the RFC 6570 template helper. An unknown server or uri is
 // ErrNotFound; a result over maxResultBytes or another failure of the server ErrServer; no

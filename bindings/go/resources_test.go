@@ -1,6 +1,6 @@
 package toolnexus
 
-// Resources, templates, subscriptions, prompts and completions (issue 36) against the fixture's
+// Resources, templates, subscriptions, prompts and completions against the fixture's
 // --resources mode in both eras (stdio; --modern for MCP 2026-07-28): every method, the errors,
 // a subscription's resource_updated event and none after Unsubscribe, list change events, a
 // blob's bytes, a slow read cancelled by its ctx; and the wrappers of tn_call_tool_ex,

@@ -48,7 +48,7 @@ tn_status tn_go_server_request_response(int with_resolver, uintptr_t user_data, 
   return tn_server_request_response(with_resolver ? tn_go_resolver : NULL, (void *)user_data, message_json, out);
 }
 
-/* The tn_event_fn handed to the library (issue 28): user_data is a cgo.Handle. */
+/* The tn_event_fn handed to the library: user_data is a cgo.Handle. */
 static void tn_go_event(void *user_data, const char *event_json) {
   tnGoEvent((uintptr_t)user_data, (char *)event_json);
 }

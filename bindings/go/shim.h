@@ -30,7 +30,7 @@ tn_status tn_go_call_tool_ex(uintptr_t client, const char *name, const char *arg
                              uint64_t *call_id_out, char **out);
 tn_status tn_go_list_tasks(uintptr_t client, const char *server, char **out);
 tn_status tn_go_tools_for(uintptr_t client, const char *style, char **out);
-/* Resources, prompts and completions (issue 36). */
+/* Resources, prompts and completions. */
 tn_status tn_go_list_resources(uintptr_t client, char **out);
 tn_status tn_go_list_resource_templates(uintptr_t client, char **out);
 tn_status tn_go_read_resource(uintptr_t client, const char *server, const char *uri, char **out);

@@ -1,6 +1,6 @@
 package toolnexus
 
-// Tasks (issue 29) against the fixture's --tasks mode: Call on a required-task tool returns
+// Tasks against the fixture's --tasks mode: Call on a required-task tool returns
 // its result like any call, WithProgress sees the task's status changes with their resume
 // token, and a wait that ends while the task works gives a Pending carrying the task, which
 // Resume collects without running the tool again.

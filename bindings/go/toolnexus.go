@@ -12,11 +12,11 @@
 // the server; WithTimeout sets one call's timeout and WithProgress receives its progress
 // reports; ConnectContext bounds connecting.
 //
-// Long-lived hosts (issue 28): OnEvent registers a function for the client's events (a server
+// Long-lived hosts: OnEvent registers a function for the client's events (a server
 // restarting or back, its tool list changed, its log messages), Events hands them on a
 // channel; see docs/live-servers.md.
 //
-// Resources, prompts and completions (issue 36): Resources, ResourceTemplates, ReadResource
+// Resources, prompts and completions: Resources, ResourceTemplates, ReadResource
 // (with URITemplate to expand a template), Subscribe and Unsubscribe (updates come as
 // "resource_updated" events), Prompts, GetPrompt, Complete. A read or a prompt takes a ctx
 // (its end cancels the request at the server) and WithTimeout; failures are ErrNotFound,
@@ -429,12 +429,12 @@ type Result struct {
 type Pending struct {
 	Requests []Request `json:"-"`
 	Resume   string    `json:"resume"`
-	// Task is set when the call became a task whose wait ended while it works (issue 29):
+	// Task is set when the call became a task whose wait ended while it works:
 	// Client.Resume(p.Resume, "{}") collects it, nothing run again.
 	Task *TaskStatus `json:"task,omitempty"`
 }
 
-// TaskStatus is a task's id and status (issue 29).
+// TaskStatus is a task's id and status.
 type TaskStatus struct {
 	TaskID        string `json:"taskId"`
 	Status        string `json:"status"`
@@ -618,7 +618,7 @@ type Progress struct {
 	Progress float64 `json:"progress"`
 	Total    float64 `json:"total,omitempty"` // 0 when the server did not say
 	Message  string  `json:"message,omitempty"`
-	// A task's status change (issue 29): its status, and the token that collects it later.
+	// A task's status change: its status, and the token that collects it later.
 	Task   *TaskStatus `json:"task,omitempty"`
 	Resume string      `json:"resume,omitempty"`
 	JSON   string      `json:"-"`
@@ -1020,7 +1020,7 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// ---------------------------------------------------------------- events (issue 28)
+// ---------------------------------------------------------------- events (long-lived hosts)
 
 // Event is one event of a client: Type is "status" (Status "connected", "restarting" with
 // Attempt, DelayMs and Reason, or "failed" with Error), "tools" (Added, Removed, Changed: host

@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - older wheel
 HERE = os.path.dirname(os.path.abspath(__file__))
 DARWIN = sys.platform == "darwin"
 # The target cargo builds for (CARGO_BUILD_TARGET, which setuptools-rust passes on): a Windows
-# one gives toolnexus_c/toolnexus.dll in a win_amd64 wheel (issue 25; cross-built with mingw-w64).
+# one gives toolnexus_c/toolnexus.dll in a win_amd64 wheel (cross-built with mingw-w64).
 TARGET = os.environ.get("CARGO_BUILD_TARGET", "")
 WINDOWS = "windows" in TARGET
 # macOS: one file named @rpath/libtoolnexus.dylib inside (build.rs); Linux: a soname.

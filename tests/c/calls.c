@@ -361,7 +361,7 @@ static pthread_t start_sync(sync_call *s) {
   return t;
 }
 
-/* A synchronous call another thread cancels by the id it published (issue 30): the call
+/* A synchronous call another thread cancels by the id it published: the call
  * returns the cancelled isError promptly, the server is told, the id is then gone. */
 static void a_synchronous_call_is_cancelled_from_another_thread(void) {
   tn_client *c = connect_fx(NULL);

@@ -1056,7 +1056,7 @@ static void test_calls_racing_disconnect(void) {
 }
 
 #ifdef _WIN32
-/* ---------------------------------------------------------------- Windows (issue 25) */
+/* ---------------------------------------------------------------- Windows (under Wine) */
 
 /* A directory of its own for the launchers, with forward slashes (it goes into JSON). */
 static const char *launcher_dir(void) {

@@ -1,4 +1,4 @@
-/* Long-lived hosts (issue 28) through the C ABI, against tests/fixture-server: a stdio server
+/* Long-lived hosts through the C ABI, against tests/fixture-server: a stdio server
  * killed with SIGKILL mid-session is restarted (the call in flight fails naming the exit, the
  * event says so, the next call succeeds, names unchanged, nothing left after disconnect); a
  * server that crashes at every start is `failed` after its attempts; a restarted server keeps its

@@ -1,4 +1,4 @@
-/* Stress (issue 38): everything a threaded host does, at once, on one client of two servers,
+/* Stress: everything a threaded host does, at once, on one client of two servers,
  * for a bounded time (`stress [seconds]`, default 5), then tn_disconnect racing the calls still
  * being made. Built plain, under ThreadSanitizer and under AddressSanitizer (scripts/test-races.sh).
  *

@@ -1,4 +1,4 @@
-/* What the C tests take from POSIX and Windows lacks (issue 25): built with mingw-w64 and run
+/* What the C tests take from POSIX and Windows lacks: built with mingw-w64 and run
  * under Wine, the same tests check the Windows build. Only for the tests. */
 #ifndef TN_WIN_COMPAT_H
 #define TN_WIN_COMPAT_H

@@ -177,7 +177,7 @@ def main():
         assert code == 0 and "Long running operation completed" in out, out
         print("progress drawn on the terminal")
 
-        # `read` of a binary resource is refused on a terminal (issue 36), a text one printed
+        # `read` of a binary resource is refused on a terminal, a text one printed
         with open(os.path.join(d, "res.json"), "w") as f:
             json.dump({"mcpServers": {"fx": {"command": [fixture, "--resources"]}}}, f)
         t = Term([exe, "--config", "res.json", "read", "fx", "fx://bin/1"], d)

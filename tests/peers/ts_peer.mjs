@@ -8,7 +8,7 @@
 //        node ts_peer.mjs http-sessions [--port N] # legacy requests on sessionful transports (a
 //                                                  # session per initialize), modern ones on createMcpHandler
 //   extra flags: --json (responseMode:'json'), --sse (responseMode:'sse'); default 'auto';
-//                --live: also the tools `toggle` and (while toggled on) `extra` (issue 28);
+//                --live: also the tools `toggle` and (while toggled on) `extra`;
 //                --resources: resources, a template, subscriptions and prompts (below).
 //
 // Needs (from this file's directory or with NODE_PATH):
@@ -74,7 +74,7 @@ const PERSON = {
 };
 const CONFIRM = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] };
 
-// --live (issue 28): whether `extra` is listed, for every instance (HTTP makes one per request).
+// --live: whether `extra` is listed, for every instance (HTTP makes one per request).
 const live = process.argv.includes('--live');
 const withResources = process.argv.includes('--resources');
 let extraOn = false;

@@ -1,4 +1,4 @@
-"""A raw-socket MCP server over HTTP/1.1 for the direct path's edge cases (issue 22).
+"""A raw-socket MCP server over HTTP/1.1 for the direct path's edge cases.
 
 In-process (a thread per connection), so a test scripts exactly the bytes a hostile or broken
 server sends. The MCP handshake of the legacy era (initialize with a session, notifications,

@@ -32,7 +32,7 @@ from tnlib import (  # noqa: E402
     TN_RESOLVED,
 )
 
-# How a legacy-only server's era is reached without a resolver (issue 23: `eraReason`).
+# How a legacy-only server's era is reached without a resolver (its `eraReason`).
 PROBE_LEGACY = "the 2026-07-28 probe: the server answered with JSON-RPC error -32601: Method not found"
 
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))

@@ -1,10 +1,10 @@
-"""The HTTP/1.1 direct path against hostile and broken servers (issue 22), through the C ABI,
+"""The HTTP/1.1 direct path against hostile and broken servers, through the C ABI,
 against the raw-socket server of raw_http.py: no SIGPIPE in the host (over TLS and plain HTTP),
 every phase of a request bounded by the call's deadline and interrupted by a cancel, RFC 9112
 framing, interim-response floods, nothing sent twice, no connection reused with bytes left in
 it, quick failures where a server does not speak HTTP/1.1, strict numbers, the `retry:` cap,
 idle connections that expire, and an oversized event that ends the call instead of a resume.
-Each test fails on the library before issue 22."""
+Each test fails on the library before this hardening."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""The era policy for dual-era servers (issue 23, docs/protocol-eras.md), through the C ABI,
+"""The era policy for dual-era servers (docs/protocol-eras.md), through the C ABI,
 against the default servers of four SDKs nobody here wrote: the Python `mcp` SDK 2.3
 (tests/peers/py_dual_peer.py), FastMCP 4.2 (tests/peers/fastmcp_peer.py), rmcp 3.11
 (tests/rmcp-peer) and the TypeScript SDK 2.4 (tests/peers/ts_peer.mjs), each over stdio and

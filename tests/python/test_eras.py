@@ -79,7 +79,7 @@ def config(http_peers, **extra):
     servers = {
         "tsm": {"command": ["node", TS_PEER, "stdio-modern"], "env": env},
         # Dual-era servers over stdio speak the handshake era by default when a resolver is
-        # registered (issue 23, tests/python/test_dual_era.py); here they are asked for
+        # registered (docs/protocol-eras.md, tests/python/test_dual_era.py); here they are asked for
         # MCP 2026-07-28, whose features these tests are about.
         "tsd": {"command": ["node", TS_PEER, "stdio-dual"], "env": env, "protocol": "modern-first"},
         "pyd": {"command": [PY, PY_PEER, "stdio"], "protocol": "modern-first"},

@@ -47,7 +47,7 @@ ACCEPT = '{"ok":true,"data":{"name":"Ada"}}'
 
 def fx(*args, **extra):
     # "restart": False: these tests look at the failure each misbehaviour leaves behind; a
-    # server that is started again (issue 28) is tests/c/live.c's and test_live.py's.
+    # server that is started again is tests/c/live.c's and test_live.py's.
     entry = {"command": [FIXTURE, "--hardening-tools"] + [str(a) for a in args], "restart": False}
     entry.update(extra)
     return entry

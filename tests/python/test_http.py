@@ -500,7 +500,7 @@ def test_a_notification_flood_is_bounded_and_counted(connect, scripted, direct):
         assert st.get("droppedMessages", 0) > 1000, st
 
 
-# ---------------------------------------------------------------- the direct path (issue 18)
+# ---------------------------------------------------------------- the direct HTTP/1.1 path
 
 def test_plain_http_calls_reuse_one_kept_alive_connection(connect, scripted):
     """Over plain HTTP a call's POST goes out on the caller's thread over a pooled keep-alive

@@ -1,4 +1,4 @@
-"""Long-lived hosts (issue 28) through the C ABI, over HTTP and against a real peer (the stdio
+"""Long-lived hosts through the C ABI, over HTTP and against a real peer (the stdio
 cases are tests/c/live.c): tool-list changes over streamable HTTP in the handshake era (the
 standalone GET stream) and in MCP 2026-07-28 (the `subscriptions/listen` stream), against the
 fixture and the TypeScript SDK 2.4 server (`registerTool` / `RegisteredTool.remove()`, the SDK's

@@ -150,7 +150,7 @@ def test_the_envelope_is_on_every_request(server, with_resolver, connect):
     c.result("fx_echo", '{"text":"x"}')
     c.result("fx_add", '{"a":1,"b":2}')
     caps = {"elicitation": {"form": {}, "url": {}}} if with_resolver else {}
-    # The era policy (issue 23): with a resolver, the handshake is tried for push-style
+    # The era policy (docs/protocol-eras.md): with a resolver, the handshake is tried for push-style
     # questions (first over stdio; over HTTP after the probe, for a session); this
     # 2026-07-28-only server refuses it. The envelope is on every request but that one.
     rpcs = [r["rpc"] for r in sent()]

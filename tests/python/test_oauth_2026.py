@@ -1,4 +1,4 @@
-"""The 2026 authorization rules through the C ABI (contract §8, issue 27), against an
+"""The 2026 authorization rules through the C ABI (contract §8), against an
 authorization server and an MCP server written here (they check what the library sends with
 PyJWT on `cryptography`, code nobody here wrote):
 

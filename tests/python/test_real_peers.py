@@ -117,7 +117,7 @@ def answers(peers):
 
 def refreshed(status):
     """`status` without `toolsRefreshedAtMs`: server-everything announces `list_changed` right after
-    `initialized` (real-peers.md), and the client lists its tools again (issue 28), maybe before
+    `initialized` (real-peers.md), and the client lists its tools again, maybe before
     this status was taken, maybe after."""
     status = dict(status)
     at = status.pop("toolsRefreshedAtMs", None)

@@ -1,4 +1,4 @@
-"""Skills (SEP-2640, issue 27) through the C ABI: tn_list_skills, tn_get_skill and
+"""Skills (SEP-2640) through the C ABI: tn_list_skills, tn_get_skill and
 tn_read_skill_file against the fixture server's `--skills` mode, in both eras, over stdio and
 HTTP. The fixture's `--log` records every request the library sent, so the tests check that
 nothing is read ahead of need (not on connect, not on listing), that a refused skill's files are

@@ -1,4 +1,4 @@
-"""Tasks (issue 29) through the C ABI against the fixture server's `--tasks` mode, in both eras
+"""Tasks through the C ABI against the fixture server's `--tasks` mode, in both eras
 (2025-11-25 tasks in the handshake era, the SEP-2663 Tasks extension in MCP 2026-07-28), over
 stdio and HTTP: a required-task tool called synchronously and asynchronously, status changes and
 progress in order, cancel reaching the server as `tasks/cancel`, a task that asks through the

@@ -60,7 +60,7 @@ DONE = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
 # void (*tn_progress_fn)(void *user_data, const char *progress_json)
 PROGRESS = CFUNCTYPE(None, c_void_p, c_char_p)
 
-# void (*tn_event_fn)(void *user_data, const char *event_json)   (issue 28)
+# void (*tn_event_fn)(void *user_data, const char *event_json)
 EVENT = CFUNCTYPE(None, c_void_p, c_char_p)
 
 # A NULL resolver (where the C API allows resolver == NULL).
@@ -384,7 +384,7 @@ class Client:
         return status, (last_error() or "") if status != TN_OK else ""
 
     def events(self):
-        """Registers an Events collector as the client's event callback (issue 28)."""
+        """Registers an Events collector as the client's event callback."""
         ev = Events()
         status = lib().tn_set_event_callback(self.handle, ev.c, None)
         if status != TN_OK:

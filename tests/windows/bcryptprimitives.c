@@ -1,4 +1,4 @@
-/* ProcessPrng for Wine 8 (issue 25): Rust's standard library on Windows takes its randomness
+/* ProcessPrng for Wine 8: Rust's standard library on Windows takes its randomness
  * from bcryptprimitives.dll's ProcessPrng, which Wine 8.0 does not have; this DLL exports it and
  * forwards to advapi32's RtlGenRandom (SystemFunction036), which Wine has. Only for running the
  * tests under Wine (scripts/install-windows.sh builds it into the Wine prefix); never shipped. */

@@ -1,5 +1,5 @@
 // The C++ wrapper (bindings/cpp/toolnexus.hpp) built with mingw-w64 g++ and run under Wine
-// against the Windows fixture server (issue 25): connect, list, call, an elicitation answered,
+// against the Windows fixture server: connect, list, call, an elicitation answered,
 // an error thrown. (bindings/cpp/test.cpp and example.cpp start processes with posix_spawn.)
 // Run: cpp_smoke FIXTURE; prints "cpp smoke: ok" and exits 0 when every check held.
 #include <cstdio>

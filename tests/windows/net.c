@@ -1,4 +1,4 @@
-/* HTTP and HTTPS from the Windows build (issue 25), run under Wine against the Windows fixture
+/* HTTP and HTTPS from the Windows build, run under Wine against the Windows fixture
  * server's HTTP mode: Windows sockets on both ends, TLS with the trust store of the process
  * (SSL_CERT_FILE) or a per-server `tls.caFile`, and an unknown issuer named in the status.
  *   net URL CA_PEM MODE     MODE: plain (an http:// URL), cafile, env (SSL_CERT_FILE=CA_PEM set

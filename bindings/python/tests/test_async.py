@@ -328,7 +328,7 @@ def test_a_sigint_handler_of_the_hosts_own_runs_during_the_call_and_its_raise_ca
 
 @pytest.mark.parametrize("sigint", [signal.default_int_handler, signal.SIG_IGN])
 def test_a_plain_call_on_the_main_thread_does_not_take_the_asynchronous_path(monkeypatch, sigint):
-    # Issue 30: it used to start an asynchronous call and poll a queue (three times the
+    # It used to start an asynchronous call and poll a queue (three times the
     # latency of the same call from a worker thread); now it waits in the library, watched for
     # SIGINT when Python raises KeyboardInterrupt for it, plainly when SIGINT is ignored (a test
     # command run in the background, a daemon started with nohup).

@@ -1,4 +1,4 @@
-"""Long-lived hosts (issue 28) through toolnexus_c: on_event and the async iterator of events,
+"""Long-lived hosts through toolnexus_c: on_event and the async iterator of events,
 against the fixture: a killed server restarted, a tool-list change, a log message."""
 
 import asyncio

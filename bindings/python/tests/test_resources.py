@@ -1,4 +1,4 @@
-"""Resources, resource templates, subscriptions, prompts and completions (issue 36) through
+"""Resources, resource templates, subscriptions, prompts and completions through
 toolnexus_c, against the fixture server's `--resources` mode in both eras (stdio; `--modern` for
 MCP 2026-07-28): every method, the errors (unknown server or uri: NotFound; bad arguments:
 InvalidArgument; a missing prompt argument: ServerError; Timeout), a subscription's

@@ -1,4 +1,4 @@
-"""Tasks (issue 29) through toolnexus_c against the fixture server's `--tasks` mode: call_async
+"""Tasks through toolnexus_c against the fixture server's `--tasks` mode: call_async
 returns a required-task tool's result like any call, its on_progress sees the task's status
 changes (with the resume token), and a wait that ends while the task works gives a pending
 that carries the task, which Client.resume collects without running the tool again."""

@@ -20,12 +20,12 @@ waits, and Ctrl-C (KeyboardInterrupt) while it waits cancels the call at the ser
 cancelling the awaiting task cancels the call at the server. on_progress gets a Progress on the
 waiting thread (the event loop's thread for call_async), in order, before the result.
 
-Long-lived hosts (issue 28): `Client(config, on_event=fn)` hands fn every event as a dict
+Long-lived hosts: `Client(config, on_event=fn)` hands fn every event as a dict
 (`{"type": "status"|"tools"|"log", "server": …, …}`, docs/live-servers.md) on the library's
 event thread, in order; `async for event in client.events(): …` is the asyncio form (call it in
 a coroutine; the iteration ends when the client closes). Both may be used at once.
 
-Resources, prompts and completions (issue 36): `client.resources()`, `resource_templates()`,
+Resources, prompts and completions: `client.resources()`, `resource_templates()`,
 `read_resource(server, uri)` (`content_bytes(content)` decodes a blob; `uri_template(t, values)`
 expands a template), `subscribe(server, uri)` / `unsubscribe`, `prompts()`, `get_prompt(name,
 {"arg": "value"})`, `complete(server, prompt_ref(name), argument, value, context)`. A read or a
@@ -394,7 +394,7 @@ class ToolResult:
         """A suspended call's metadata.pending: {"requests": [§10 Request, …], "resume": "tn1.…"}
         (give Client.resume the "resume" token and an answer per Request id), else None. A call
         that became a task and whose wait ended while it works also carries "task"
-        ({"taskId", "status"}; issue 29): Client.resume(pending["resume"], {}) collects it."""
+        ({"taskId", "status"}): Client.resume(pending["resume"], {}) collects it."""
         p = None if self.metadata is None else self.metadata.get("pending")
         return p if isinstance(p, dict) else None
 
@@ -405,7 +405,7 @@ class ToolResult:
 
 class Progress:
     """One notifications/progress for a call: .progress (a number), .total (a number or None),
-    .message (str or None), .json (the library's text). A call that became a task (issue 29)
+    .message (str or None), .json (the library's text). A call that became a task
     also reports each status change: .task {"taskId", "status", "statusMessage"?} and .resume,
     the token that collects the task later (Client.resume(token, {})), else both None."""
 
@@ -566,10 +566,10 @@ class EventStream:
 class Client:
     """A connected tn_client. Safe to use from many threads; close() (or `with`) disconnects.
 
-    on_event (issue 28): called with each event (a dict) on the library's event thread, one at
+    on_event: called with each event (a dict) on the library's event thread, one at
     a time; what it raises is kept in event_errors. events(): the same as an async iterator.
     Event types: "status", "tools", "log" (docs/live-servers.md), and "resource_updated",
-    "resources", "prompts" (issue 36; see the module's docstring for their members)."""
+    "resources", "prompts" (see the module's docstring for their members)."""
 
     _handle: Optional[int] = None
 
@@ -706,7 +706,7 @@ class Client:
             _ffi.lib().tn_tools_for, self._h(), _ffi.text_arg(style, "style"))))
         return tools
 
-    # ------------------------------------------------------------ resources (issue 36)
+    # ------------------------------------------------------------ resources
 
     def resources(self) -> List[Dict[str, Any]]:
         """Every connected server's resources, all pages, sorted by server then uri:
@@ -852,7 +852,7 @@ class Client:
             # Nothing to deliver here: the call runs on this thread (woken by the reader; it
             # refuses, with Reentrant, a call from an inline resolver to its own server instead
             # of deadlocking). On the main thread, tn_call_tool_ex, so that a SIGINT cancels it
-            # (issue 30: as fast as from a worker thread); elsewhere no signal can come.
+            # (as fast as from a worker thread); elsewhere no signal can come.
             h = self._h()
             cname = _ffi.text_arg(name, "name")
             a = None if args is None else _json_text(args, "args")

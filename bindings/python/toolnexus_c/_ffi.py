@@ -30,7 +30,7 @@ DONE = CFUNCTYPE(None, c_void_p, c_int32, c_char_p)
 # void (*tn_progress_fn)(void *user_data, const char *progress_json)
 PROGRESS = CFUNCTYPE(None, c_void_p, c_char_p)
 NULL_PROGRESS = PROGRESS()
-# void (*tn_event_fn)(void *user_data, const char *event_json)   (issue 28)
+# void (*tn_event_fn)(void *user_data, const char *event_json)
 EVENT = CFUNCTYPE(None, c_void_p, c_char_p)
 NULL_EVENT = EVENT()
 _OUT = POINTER(c_void_p)
@@ -64,7 +64,7 @@ _SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "tn_list_tasks": (c_int32, [c_void_p, c_char_p, _OUT]),
     "tn_tools_for": (c_int32, [c_void_p, c_char_p, _OUT]),
     "tn_tools_to_provider": (c_int32, [c_char_p, c_char_p, _OUT]),
-    # Resources, prompts and completions (issue 36)
+    # Resources, prompts and completions
     "tn_list_resources": (c_int32, [c_void_p, _OUT]),
     "tn_list_resource_templates": (c_int32, [c_void_p, _OUT]),
     "tn_read_resource": (c_int32, [c_void_p, c_char_p, c_char_p, _OUT]),
@@ -79,8 +79,8 @@ _SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
 }
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-# The library's file name on this platform: toolnexus.dll on Windows (issue 25),
-# libtoolnexus.dylib on macOS (issue 26), else libtoolnexus.so.
+# The library's file name on this platform: toolnexus.dll on Windows,
+# libtoolnexus.dylib on macOS, else libtoolnexus.so.
 if os.name == "nt":
     LIB_NAME = "toolnexus.dll"
 elif sys.platform == "darwin":

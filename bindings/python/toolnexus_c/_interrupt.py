@@ -1,4 +1,4 @@
-"""Ctrl-C for a synchronous call on the main thread at the plain call's speed (issue 30).
+"""Ctrl-C for a synchronous call on the main thread at the plain call's speed.
 
 A plain call made on the main thread used to go through the asynchronous path (a library pool
 thread, a ctypes callback into Python, a queue the main thread polled in slices so that its

@@ -1,4 +1,4 @@
-//! `--live`: a server whose tool list changes and that logs (issue 28 of toolnexus). The tool
+//! `--live`: a server whose tool list changes and that logs (long-lived hosts). The tool
 //! `toggle_tool` adds or removes the tool `live_extra` and announces it the way each era does:
 //! legacy stdio unsolicited on stdout, legacy HTTP on every session's standalone GET stream,
 //! MCP 2026-07-28 only on `subscriptions/listen` subscriptions (stdio: stamped with the

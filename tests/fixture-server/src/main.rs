@@ -94,7 +94,7 @@ pub struct Opts {
     pub ttl_ms: u64,
     /// Exit 3 at once, before reading anything, while this file exists.
     pub crash_at_start_if: Option<String>,
-    /// Tool calls as tasks (issue 29): MCP 2025-11-25 tasks, and SEP-2663 in 2026-07-28.
+    /// Tool calls as tasks: MCP 2025-11-25 tasks, and SEP-2663 in 2026-07-28.
     pub tasks: bool,
     /// Resources, resource templates, subscriptions, prompts and completions (resources.rs).
     pub resources: bool,

@@ -1,4 +1,4 @@
-//! `--tasks`: tool calls as tasks (issue 29), in both eras. The handshake era follows MCP
+//! `--tasks`: tool calls as tasks, in both eras. The handshake era follows MCP
 //! 2025-11-25 (`capabilities.tasks`, `params.task`, `{"task":{…}}`, `tasks/get`,
 //! `tasks/result`, `tasks/cancel`, `tasks/list`; a question asked on the `tasks/result` stream
 //! as `elicitation/create`); MCP 2026-07-28 follows the Tasks extension (SEP-2663:

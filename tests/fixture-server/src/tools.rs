@@ -489,7 +489,7 @@ static CHILDREN: Mutex<Vec<Child>> = Mutex::new(Vec::new());
 fn spawn_sleeper() -> io::Result<u32> {
     #[cfg(unix)]
     let mut cmd = Command::new("sleep");
-    // Windows has no `sleep`: this program again, told to sleep (issue 25).
+    // Windows has no `sleep`: this program again, told to sleep.
     #[cfg(windows)]
     let mut cmd = Command::new(std::env::current_exe()?);
     #[cfg(windows)]

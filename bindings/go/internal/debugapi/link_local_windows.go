@@ -2,7 +2,7 @@
 
 package debugapi
 
-// As ../../link_local_windows.go: the Windows build of this repository (issue 25).
+// As ../../link_local_windows.go: the Windows build of this repository.
 
 // #cgo CFLAGS: -I${SRCDIR}/../../../../include
 // #cgo LDFLAGS: -L${SRCDIR}/../../../../target/x86_64-pc-windows-gnu/debug -ltoolnexus
