@@ -123,10 +123,13 @@ PY_KEYS = [
 ]
 
 TARGETS = [
-    # key, op, bound (issue 30's where it set one)
+    # key, op, bound
     ("seq_p50_ratio", "<=", 1.03),
     ("conc_ratio", ">=", 0.97),
     ("ask_p50_ratio", "<=", 1.15),
+    # client CPU per call, ours / floor's (the per-call speed pass set these)
+    ("seq_cpu_ratio", "<=", 1.05),
+    ("ask_cpu_ratio", "<=", 1.3),
     ("rss_kb_per_server", "<=", 1024),
     ("connect50_ratio", "<=", 3),
     ("connect_ratio", "<=", 1.1),
@@ -142,11 +145,13 @@ TARGETS = [
     ("probe_overhead_ms", "<=", 100),
     ("mrtr_ask_ratio", "<=", 1.3),
     ("async_conc_ratio", ">=", 0.9),
-    # issue 30: many servers, Python
+    # many servers, and Python's main thread
     ("connect200_ratio", "<=", 3),
     ("rss200_kb_per_stdio_server", "<=", 200),
     ("rss200_kb_per_http_server", "<=", 400),
     ("calls200_ratio", ">=", 0.9),
+    # calls spread over the 100 stdio servers, ours / the floor's doing the same
+    ("calls_stdio_spread_vs_floor", ">=", 0.9),
     ("py_main_thread_ratio", "<=", 1.1),
 ]
 
@@ -452,7 +457,7 @@ def main():
             # client CPU per call beside the latency and throughput ratios
             "conc_cpu_ratio": div(o("conc_cpu_us_per_call"), f("conc_cpu_us_per_call")),
             "async_cpu_ratio": div(o("async_cpu_us_per_call"), o("conc_cpu_us_per_call")),
-            # issue 30: many servers (ours over ours)
+            # many servers (ours over ours)
             "connect200_ratio": div(mn("connect_all_startup_ms"), mn("connect1_startup_ms")),
             "connect200_ratio_instant": div(mn("connect_all_ms"), mn("connect1_ms")),
             "calls200_ratio": div(mn("calls_all_per_s"), mn("calls_one_per_s")),
@@ -461,9 +466,10 @@ def main():
             "calls_http_spread_ratio": div(mn("calls_http_per_s"), mn("calls_http1_per_s")),
             "calls_http1_vs_stdio1_ratio": div(mn("calls_http1_per_s"), mn("calls_one_per_s")),
             "floor_calls_stdio_spread_ratio": div(mn("floor_calls_stdio_per_s"), mn("floor_calls_one_per_s")),
+            "calls_stdio_spread_vs_floor": div(mn("calls_stdio_per_s"), mn("floor_calls_stdio_per_s")),
             "rss200_kb_per_stdio_server": per_extra(rf("rss_stdio_n_kb"), rf("rss_stdio1_kb")),
             "rss200_kb_per_http_server": per_extra(rf("rss_http_n_kb"), rf("rss_http1_kb")),
-            # issue 30: Python, main thread over a worker thread
+            # Python, main thread over a worker thread
             "py_main_thread_ratio": div(py("main_p50_us"), py("worker_p50_us")),
             "py_main_thread_cpu_ratio": div(py("main_cpu_us_per_call"), py("worker_cpu_us_per_call")),
         }
@@ -603,7 +609,8 @@ def main():
             extra = (f"   ({startup} ms start; instant {fmt(r['connect200_ratio_instant'])})" if v is not None
                      else "   (" + (MANY_NOTE if not summary[primary]["many_rounds"] else
                                    "no startup variant: --startup-ms 0") + ")")
-        if key in ("calls200_ratio", "rss200_kb_per_stdio_server", "rss200_kb_per_http_server") and v is None:
+        if key in ("calls200_ratio", "calls_stdio_spread_vs_floor", "rss200_kb_per_stdio_server",
+                   "rss200_kb_per_http_server") and v is None:
             extra = "   (" + MANY_NOTE + ")"
         if key == "calls200_ratio" and v is not None:
             extra = (f"   (stdio only {fmt(r['calls_stdio_spread_ratio'])}, the floor's "
@@ -636,6 +643,8 @@ def main():
         "seq_p50_ratio": rnd(r["seq_p50_ratio"], 3),
         "conc_ratio": rnd(r["conc_ratio"], 3),
         "ask_p50_ratio": rnd(r["ask_p50_ratio"], 3),
+        "seq_cpu_ratio": rnd(r["seq_cpu_ratio"], 3),
+        "ask_cpu_ratio": rnd(r["ask_cpu_ratio"], 3),
         "rss_kb_per_server": rnd(r["rss_kb_per_server"], 1),
         "connect50_ratio": rnd(r["connect50_ratio"], 2),
         "connect50_ratio_instant": rnd(r["connect50_ratio_instant"], 2),
@@ -660,6 +669,7 @@ def main():
         "rss200_kb_per_stdio_server": rnd(r["rss200_kb_per_stdio_server"], 1),
         "rss200_kb_per_http_server": rnd(r["rss200_kb_per_http_server"], 1),
         "calls200_ratio": rnd(r["calls200_ratio"], 3),
+        "calls_stdio_spread_vs_floor": rnd(r["calls_stdio_spread_vs_floor"], 3),
         "many_note": MANY_NOTE if not summary[primary]["many_rounds"] else None,
         "py_main_thread_ratio": rnd(r["py_main_thread_ratio"], 3),
         "py_note": PY_NOTE if r["py_main_thread_ratio"] is None else None,

@@ -11,9 +11,9 @@
 #   setup_failed WHAT LOG   prints what failed and LOG's tail, "0 passed, 1 failed", exits 1
 #   apt_install PKG...  apt-get install, with one `apt-get update` retry (quiet; output on stderr)
 #   C_TESTS…            the C test programs, and the part of them each other run takes
-#   finish              the closing lines: the failed suites, a table of every suite's time in the
-#                       order the runner declares them, the disk space left, and "N passed, M
-#                       failed"; returns non-zero when any suite failed
+#   finish              the closing lines: the failed suites, a table of every suite's time (wall
+#                       clock and CPU) in the order the runner declares them, the disk space left,
+#                       and "N passed, M failed"; returns non-zero when any suite failed
 #
 # The runner sets log_dir (where the logs go) before the first suite; width (the name column,
 # default 34) is optional. Results are files under $log_dir/.results, so lanes (subshells) count.
@@ -53,6 +53,17 @@ _lib_init() {
 _lib_free_mib() { df -Pm . 2>/dev/null | awk 'NR == 2 { print $4 }'; }
 _lib_free0=$(_lib_free_mib)
 
+# CPU time (user + system, in hundredths of a second) of this shell's finished children so far, from the builtin
+# `times` (run in this shell, not in a $(…), whose subshell would report its own): the table's
+# CPU column, so that a suite's cost shows apart from the waiting beside it on two cores.
+_lib_cpu() { # _lib_cpu VAR
+  local f
+  f="$(_lib_results)/.times.$BASHPID"
+  times >"$f"
+  printf -v "$1" '%s' "$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, "m");
+    sub("s", "", a[2]); sub(",", ".", a[2]); n += a[1] * 60 + a[2] } printf "%d", n * 100 + 0.5 }' "$f")"
+}
+
 # Prints a block in one piece: lanes and the foreground never interleave their lines.
 _lib_say() {
   local lock
@@ -73,20 +84,23 @@ _lib_key() { # sets _lib_k to the next row's sort key (not printed: a $(…) wou
 suite() { # suite NAME CMD...
   _lib_init
   local name=$1; shift
-  local key log t0=$SECONDS rc secs
+  local key log t0=$SECONDS rc secs cpu0 cpu1 cpu
   _lib_key
   key=$_lib_k
   log="$log_dir/${name//[^a-zA-Z0-9_-]/_}.log"
+  _lib_cpu cpu0
   "$@" >"$log" 2>&1
   rc=$?
   secs=$((SECONDS - t0))
+  _lib_cpu cpu1
+  cpu=$(((cpu1 - cpu0 + 50) / 100))
   local where=""
   [ -n "$_lib_sub" ] && where=" [${_lib_lane}]"
   if [ $rc -eq 0 ]; then
-    printf 'PASS|%s|%s|%s\n' "$secs" "$name" "$where" >"$(_lib_results)/$key"
+    printf 'PASS|%s|%s|%s|%s\n' "$secs" "$name" "$where" "$cpu" >"$(_lib_results)/$key"
     _lib_say "$(printf 'PASS  %-*s %4ss  %s%s' "$width" "$name" "$secs" "$(tail -n 1 "$log" | cut -c1-100)" "$where")"
   else
-    printf 'FAIL|%s|%s|%s\n' "$secs" "$name" "$where" >"$(_lib_results)/$key"
+    printf 'FAIL|%s|%s|%s|%s\n' "$secs" "$name" "$where" "$cpu" >"$(_lib_results)/$key"
     local free
     free=$(_lib_free_mib)
     _lib_say "$(printf 'FAIL  %-*s %4ss  (log: %s)%s\n' "$width" "$name" "$secs" "$log" "$where"
@@ -133,17 +147,18 @@ apt_install() { # apt_install PKG...: apt-get install, with one `apt-get update`
 
 finish() { # the closing lines; non-zero when any suite failed
   lanes_wait
-  local dir f status secs name where passed=0 failed=0 names=()
+  local dir f status secs name where cpu all_cpu passed=0 failed=0 names=()
   dir=$(_lib_results)
+  _lib_cpu all_cpu
   echo
-  echo "== times (s; [lane]: ran beside the suites around it)"
+  echo "== times (s: wall clock, then CPU; [lane]: ran beside the suites around it)"
   for f in $(cd "$dir" 2>/dev/null && ls | sort); do
-    IFS='|' read -r status secs name where <"$dir/$f"
-    printf '%s  %-*s %5s%s\n' "$status" "$width" "$name" "$secs" "$where"
+    IFS='|' read -r status secs name where cpu <"$dir/$f"
+    printf '%s  %-*s %5s %5s%s\n' "$status" "$width" "$name" "$secs" "${cpu:-?}" "$where"
     case $name in setup:*) continue ;; esac
     if [ "$status" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); names+=("$name"); fi
   done
-  printf '      %-*s %5s\n' "$width" "total (wall clock)" $((SECONDS - _lib_t0))
+  printf '      %-*s %5s %5s\n' "$width" "total" $((SECONDS - _lib_t0)) $(((all_cpu + 50) / 100))
   echo "disk: $(_lib_free_mib) MiB free at the end, ${_lib_free0:-?} MiB at the start"
   [ $failed -gt 0 ] && echo "failed: ${names[*]}"
   echo "$passed passed, $failed failed"
