@@ -37,15 +37,14 @@ if ! ls "$WHEELS"/pytest-*.whl >/dev/null 2>&1; then
   did+=("pytest wheels")
 fi
 
-apt_install() { # apt_install PKG...: apt-get install, with one `apt-get update` retry
-  apt-get install -y -q "$@" >&2 || { apt-get update -q >&2 && apt-get install -y -q "$@" >&2; }
-}
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh # apt_install (one at a time across the run's lanes)
 debs=()
 [ -e /lib/ld-musl-x86_64.so.1 ] || debs+=(musl)
 command -v qemu-aarch64 >/dev/null || debs+=(qemu-user)
 [ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || debs+=(libc6-arm64-cross)
 if [ ${#debs[@]} -gt 0 ]; then
-  apt_install "${debs[@]}"
+  apt_install --with-recommends "${debs[@]}"
   did+=("apt-get install ${debs[*]}")
 fi
 if [ ${#did[@]} -eq 0 ]; then echo "cross tools: all present"; else echo "cross tools: ${did[*]}"; fi

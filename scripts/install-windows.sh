@@ -20,10 +20,13 @@ pkgs=()
 command -v x86_64-w64-mingw32-gcc >/dev/null || pkgs+=(gcc-mingw-w64-x86-64)
 command -v x86_64-w64-mingw32-g++ >/dev/null || pkgs+=(g++-mingw-w64-x86-64)
 command -v wine64 >/dev/null || [ -x /usr/lib/wine/wine64 ] || pkgs+=(wine64)
+# Go for the Go binding's tests built for Windows: installed here, before the Windows suites
+# start (they run beside the rest, so they cannot count on the bindings suite's install).
+command -v go >/dev/null || pkgs+=(golang-go)
 if [ ${#pkgs[@]} -gt 0 ]; then
-  export DEBIAN_FRONTEND=noninteractive
-  { apt-get install -y --no-install-recommends "${pkgs[@]}" ||
-      { apt-get update && apt-get install -y --no-install-recommends "${pkgs[@]}"; }; } >&2
+  # shellcheck source=scripts/lib.sh
+  . scripts/lib.sh # apt_install (one at a time across the run's lanes)
+  apt_install "${pkgs[@]}"
 fi
 WINE=$(command -v wine64 || echo /usr/lib/wine/wine64)
 

@@ -9,7 +9,8 @@
 #                       in the table. `lanes_wait` waits for every lane.
 #   step NAME CMD...    a setup step: like suite, but a failure ends the run at once (setup_failed)
 #   setup_failed WHAT LOG   prints what failed and LOG's tail, "0 passed, 1 failed", exits 1
-#   apt_install PKG...  apt-get install, with one `apt-get update` retry (quiet; output on stderr)
+#   apt_install [--with-recommends] PKG...   apt-get install, with one `apt-get update` retry
+#                       (quiet; output on stderr), one at a time across every script of a run
 #   C_TESTS…            the C test programs, and the part of them each other run takes
 #   finish              the closing lines: the failed suites, a table of every suite's time (wall
 #                       clock and CPU) in the order the runner declares them, the disk space left,
@@ -139,10 +140,18 @@ setup_failed() { # setup_failed WHAT LOG
   exit 1
 }
 
-apt_install() { # apt_install PKG...: apt-get install, with one `apt-get update` retry
+# The lanes of a run install beside each other (the cross tools while the bindings install Go):
+# apt holds one lock and fails at once when another apt-get has it, so our installs take turns
+# on a lock of their own, and wait a while for any other apt-get on the machine.
+apt_install() { # apt_install [--with-recommends] PKG...
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -q --no-install-recommends "$@" >&2 ||
-    { apt-get update -q >&2 && apt-get install -y -q --no-install-recommends "$@" >&2; }
+  local rec=(--no-install-recommends) apt=(apt-get -o DPkg::Lock::Timeout=300)
+  [ "${1:-}" = --with-recommends ] && { rec=(); shift; }
+  (
+    flock 8
+    "${apt[@]}" install -y -q "${rec[@]}" "$@" >&2 ||
+      { "${apt[@]}" update -q >&2 && "${apt[@]}" install -y -q "${rec[@]}" "$@" >&2; }
+  ) 8>>"${TMPDIR:-/tmp}/toolnexus-apt.lock"
 }
 
 finish() { # the closing lines; non-zero when any suite failed

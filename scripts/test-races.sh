@@ -20,7 +20,7 @@ export TN_FIXTURE=${TN_FIXTURE:-$PWD/target/debug/tn-fixture-server}
 HOST=$(rustc +nightly -vV 2>/dev/null | sed -n 's/^host: //p' || true)
 TSAN_LIB=$PWD/target/tsan/${HOST:-unknown}/debug
 # shellcheck source=scripts/lib.sh
-. scripts/lib.sh # C_TESTS_TSAN
+. scripts/lib.sh # C_TESTS_TSAN, apt_install
 TSAN_TESTS=("${C_TESTS_TSAN[@]}")
 SUPPRESSIONS=$PWD/tests/tsan/suppressions.txt
 # The pure modules: JSON text and canonical form, the MCP mapping, config, the SSE parser, the
@@ -50,9 +50,8 @@ setup() {
   if ! find_clang >/dev/null; then
     local llvm
     llvm=$(rustc +nightly -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
-    apt-get update -qq
-    for v in $llvm 22 19; do
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "clang-$v" "libclang-rt-$v-dev" >/dev/null && break
+    for v in $llvm 22 19; do # apt_install (lib.sh): one at a time across the run's lanes
+      apt_install --with-recommends "clang-$v" "libclang-rt-$v-dev" && break
     done
   fi
   find_clang >/dev/null || { echo "no clang with a ThreadSanitizer runtime"; exit 1; }
