@@ -624,7 +624,7 @@ def main():
         print(f"  {key:26} {shown:>9}  {op} {bound:<6}  {verdict}{extra}")
     print(f"  {'connect50_ratio_instant':26} {fmt(r['connect50_ratio_instant']):>9}  (no target; "
           f"floor {fmt(r['floor_connect50_ratio_instant'])})")
-    print("  client CPU per call (no targets): ours/floor seq "
+    print("  client CPU per call (seq and ask have targets above): ours/floor seq "
           f"{fmt(r['seq_cpu_ratio'])}, 16 in flight {fmt(r['conc_cpu_ratio'])}, ask {fmt(r['ask_cpu_ratio'])}; "
           f"HTTP seq {fmt(r['http_seq_cpu_ratio'])}, 16 in flight {fmt(r['http_conc_cpu_ratio'])}, "
           f"ask {fmt(r['http_ask_cpu_ratio'])};\n    ours/ours: async / sync {fmt(r['async_cpu_ratio'])}, "
