@@ -54,15 +54,13 @@ _lib_init() {
 _lib_free_mib() { df -Pm . 2>/dev/null | awk 'NR == 2 { print $4 }'; }
 _lib_free0=$(_lib_free_mib)
 
-# CPU time (user + system, in hundredths of a second) of this shell's finished children so far, from the builtin
-# `times` (run in this shell, not in a $(…), whose subshell would report its own): the table's
-# CPU column, so that a suite's cost shows apart from the waiting beside it on two cores.
-_lib_cpu() { # _lib_cpu VAR
-  local f
-  f="$(_lib_results)/.times.$BASHPID"
-  times >"$f"
-  printf -v "$1" '%s' "$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, "m");
-    sub("s", "", a[2]); sub(",", ".", a[2]); n += a[1] * 60 + a[2] } printf "%d", n * 100 + 0.5 }' "$f")"
+# The table's CPU column, so that a suite's cost shows apart from its waiting on two cores: a
+# suite runs in a subshell that writes the builtin `times` (its own and its children's user and
+# system time) to FILE when the command ends; a lane's subshell is not among its children, so
+# what a lane uses is not counted in the suite during which the lane ended.
+_lib_cpu_of() { # _lib_cpu_of FILE: the seconds in FILE, rounded; "?" without it
+  awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); sub(",", ".", a[2]);
+    n += a[1] * 60 + a[2] } } END { if (NR) printf "%.0f", n; else printf "?" }' "$1" 2>/dev/null || echo "?"
 }
 
 # Prints a block in one piece: lanes and the foreground never interleave their lines.
@@ -85,16 +83,16 @@ _lib_key() { # sets _lib_k to the next row's sort key (not printed: a $(…) wou
 suite() { # suite NAME CMD...
   _lib_init
   local name=$1; shift
-  local key log t0=$SECONDS rc secs cpu0 cpu1 cpu
+  local key log t0=$SECONDS rc secs tf cpu
   _lib_key
   key=$_lib_k
   log="$log_dir/${name//[^a-zA-Z0-9_-]/_}.log"
-  _lib_cpu cpu0
-  "$@" >"$log" 2>&1
+  tf="$(_lib_results)/.times.$key"
+  rm -f "$tf"
+  ( "$@"; rc=$?; times >"$tf"; exit $rc ) >"$log" 2>&1
   rc=$?
   secs=$((SECONDS - t0))
-  _lib_cpu cpu1
-  cpu=$(((cpu1 - cpu0 + 50) / 100))
+  cpu=$(_lib_cpu_of "$tf")
   local where=""
   [ -n "$_lib_sub" ] && where=" [${_lib_lane}]"
   if [ $rc -eq 0 ]; then
@@ -158,7 +156,8 @@ finish() { # the closing lines; non-zero when any suite failed
   lanes_wait
   local dir f status secs name where cpu all_cpu passed=0 failed=0 names=()
   dir=$(_lib_results)
-  _lib_cpu all_cpu
+  times >"$dir/.times.all" # after lanes_wait: every suite, lane and step of the run
+  all_cpu=$(_lib_cpu_of "$dir/.times.all")
   echo
   echo "== times (s: wall clock, then CPU; [lane]: ran beside the suites around it)"
   for f in $(cd "$dir" 2>/dev/null && ls | sort); do
@@ -167,7 +166,7 @@ finish() { # the closing lines; non-zero when any suite failed
     case $name in setup:*) continue ;; esac
     if [ "$status" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); names+=("$name"); fi
   done
-  printf '      %-*s %5s %5s\n' "$width" "total" $((SECONDS - _lib_t0)) $(((all_cpu + 50) / 100))
+  printf '      %-*s %5s %5s\n' "$width" "total" $((SECONDS - _lib_t0)) "$all_cpu"
   echo "disk: $(_lib_free_mib) MiB free at the end, ${_lib_free0:-?} MiB at the start"
   [ $failed -gt 0 ] && echo "failed: ${names[*]}"
   echo "$passed passed, $failed failed"
