@@ -2,7 +2,7 @@
 //! `include/toolnexus.h` must equal it (a test checks; `scripts/regen-header` refreshes it).
 
 fn main() {
-    // macOS (issue 26): the shared library names itself `@rpath/libtoolnexus.dylib`, so a host
+    // macOS: the shared library names itself `@rpath/libtoolnexus.dylib`, so a host
     // finds it through its own rpath (the .pc file and the CMake target give one), wherever
     // it is installed or bundled. Only the cdylib's link line gets it.
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("macos") {

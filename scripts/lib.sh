@@ -57,7 +57,8 @@ _lib_free0=$(_lib_free_mib)
 # The table's CPU column, so that a suite's cost shows apart from its waiting on two cores: a
 # suite runs in a subshell that writes the builtin `times` (its own and its children's user and
 # system time) to FILE when the command ends; a lane's subshell is not among its children, so
-# what a lane uses is not counted in the suite during which the lane ended.
+# what a lane uses is not counted in the suite during which the lane ended. Processes nobody
+# waits for (wineserver, servers a test kills) are in no figure.
 _lib_cpu_of() { # _lib_cpu_of FILE: the seconds in FILE, rounded; "?" without it
   awk '{ for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); sub(",", ".", a[2]);
     n += a[1] * 60 + a[2] } } END { if (NR) printf "%.0f", n; else printf "?" }' "$1" 2>/dev/null || echo "?"
@@ -145,17 +146,22 @@ apt_install() { # apt_install [--with-recommends] PKG...
   export DEBIAN_FRONTEND=noninteractive
   local rec=(--no-install-recommends) apt=(apt-get -o DPkg::Lock::Timeout=300)
   [ "${1:-}" = --with-recommends ] && { rec=(); shift; }
+  # Opened for reading (made first if missing): an open that creates nothing is allowed on a
+  # file another user made in /tmp (fs.protected_regular); bounded, so a stuck holder fails us.
+  local l=${TMPDIR:-/tmp}/toolnexus-apt.lock
+  [ -e "$l" ] || : >>"$l"
   (
-    flock 8
+    flock -w 900 8 || { echo "apt_install: $l held for 15 minutes" >&2; exit 1; }
     "${apt[@]}" install -y -q "${rec[@]}" "$@" >&2 ||
       { "${apt[@]}" update -q >&2 && "${apt[@]}" install -y -q "${rec[@]}" "$@" >&2; }
-  ) 8>>"${TMPDIR:-/tmp}/toolnexus-apt.lock"
+  ) 8<"$l"
 }
 
 finish() { # the closing lines; non-zero when any suite failed
   lanes_wait
   local dir f status secs name where cpu all_cpu passed=0 failed=0 names=()
   dir=$(_lib_results)
+  mkdir -p "$dir"
   times >"$dir/.times.all" # after lanes_wait: every suite, lane and step of the run
   all_cpu=$(_lib_cpu_of "$dir/.times.all")
   echo

@@ -42,7 +42,9 @@ find_clang() {
 }
 
 setup() {
-  rustup run nightly rustc --version >/dev/null 2>&1 || rustup toolchain install nightly --profile minimal
+  # -c: the newest nightly that has both components (some nightlies ship without Miri).
+  rustup run nightly rustc --version >/dev/null 2>&1 ||
+    rustup toolchain install nightly --profile minimal -c rust-src -c miri
   local have
   have=$(rustup component list --toolchain nightly --installed 2>/dev/null)
   grep -q '^rust-src' <<<"$have" || rustup component add rust-src --toolchain nightly
@@ -50,7 +52,10 @@ setup() {
   if ! find_clang >/dev/null; then
     local llvm
     llvm=$(rustc +nightly -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
+    local v tried=" "
     for v in $llvm 22 19; do # apt_install (lib.sh): one at a time across the run's lanes
+      [[ $tried == *" $v "* ]] && continue
+      tried+="$v "
       apt_install --with-recommends "clang-$v" "libclang-rt-$v-dev" && break
     done
   fi

@@ -100,7 +100,7 @@ enum Command {
         json: bool,
     },
     /// Continue a call from its resume token: a suspended question (with the answers, a JSON
-    /// object keyed by Request id) or a task a `call` left running (issue 29).
+    /// object keyed by Request id) or a task a `call` left running.
     Resume {
         /// The token (`metadata.pending.resume`, or what `call` printed on Ctrl-C).
         token: String,
@@ -375,7 +375,7 @@ fn call(client: &Client, tool: &str, args: Option<&str>, json: bool) -> Result<E
     }
     // Through an asynchronous call so that the server's progress can be shown: on a terminal
     // one line on stderr, redrawn in place and cleared before the result (§7); a task's status
-    // the same way, its resume token kept for Ctrl-C (issue 29).
+    // the same way, its resume token kept for Ctrl-C.
     let show = std::io::stderr().is_terminal();
     let (tx, rx) = std::sync::mpsc::channel::<Option<String>>();
     let drawn = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -450,7 +450,7 @@ fn call(client: &Client, tool: &str, args: Option<&str>, json: bool) -> Result<E
     print_result(&result, json)
 }
 
-/// Continues a call from its resume token (a suspended question, or a task, issue 29).
+/// Continues a call from its resume token (a suspended question, or a task).
 fn resume(
     client: &Client,
     token: &str,

@@ -1,4 +1,4 @@
-//! `toolnexus resources`, `read`, `prompts`, `prompt` and `complete` (issue 36): a config's
+//! `toolnexus resources`, `read`, `prompts`, `prompt` and `complete`: a config's
 //! resources, resource templates and prompts as tables (or the library's JSON), one resource read
 //! (text to stdout; a blob to a file, or as raw bytes to a stdout that is not a terminal), one
 //! prompt's messages, and the values a server completes for a prompt's or a template's argument.

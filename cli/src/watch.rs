@@ -1,4 +1,4 @@
-//! `toolnexus watch` (issue 28): connects a config, prints each server's status, then every
+//! `toolnexus watch`: connects a config, prints each server's status, then every
 //! event of the client as it comes (a server connected, restarting, failed; its tool list
 //! changed; its log messages) until Ctrl-C or SIGTERM, then disconnects (no child is left).
 //! It calls no tool, so there is no resolver: nothing can ask a question.

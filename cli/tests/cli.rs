@@ -403,7 +403,7 @@ fn bridge_maps_tools_for_every_provider_vector() {
     }
 }
 
-// ---------------------------------------------------------------- watch (issue 28)
+// ---------------------------------------------------------------- watch
 
 /// A process this test started, killed and reaped when dropped (so no failure leaves it).
 #[cfg(unix)]
@@ -683,7 +683,7 @@ fn watch_json_prints_the_statuses_then_each_event_and_ends_on_sigterm() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 29: Ctrl-C during a call that became a task prints the task's resume token (exit 130)
+/// Ctrl-C during a call that became a task prints the task's resume token (exit 130)
 /// and leaves the task running on the server; `toolnexus resume TOKEN`, a second process,
 /// collects its result. The server is the fixture over HTTP (a stdio child ends with its host).
 #[cfg(unix)]
