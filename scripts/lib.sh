@@ -11,6 +11,7 @@
 #   setup_failed WHAT LOG   prints what failed and LOG's tail, "0 passed, 1 failed", exits 1
 #   apt_install [--with-recommends] PKG...   apt-get install, with one `apt-get update` retry
 #                       (quiet; output on stderr), one at a time across every script of a run
+#   nightly_toolchain   the nightly toolchain with rust-src and miri, when it is missing
 #   C_TESTS…            the C test programs, and the part of them each other run takes
 #   finish              the closing lines: the failed suites, a table of every suite's time (wall
 #                       clock and CPU) in the order the runner declares them, the disk space left,
@@ -155,6 +156,13 @@ apt_install() { # apt_install [--with-recommends] PKG...
     "${apt[@]}" install -y -q "${rec[@]}" "$@" >&2 ||
       { "${apt[@]}" update -q >&2 && "${apt[@]}" install -y -q "${rec[@]}" "$@" >&2; }
   ) 8<"$l"
+}
+
+# The nightly toolchain (fuzzing, Miri, ThreadSanitizer's -Zbuild-std) when it is missing, with
+# rust-src and miri: -c makes rustup take the newest nightly that has both (some ship without Miri).
+nightly_toolchain() {
+  rustup run nightly rustc --version >/dev/null 2>&1 ||
+    rustup toolchain install nightly --profile minimal -c rust-src -c miri
 }
 
 finish() { # the closing lines; non-zero when any suite failed

@@ -20,7 +20,7 @@ export TN_FIXTURE=${TN_FIXTURE:-$PWD/target/debug/tn-fixture-server}
 HOST=$(rustc +nightly -vV 2>/dev/null | sed -n 's/^host: //p' || true)
 TSAN_LIB=$PWD/target/tsan/${HOST:-unknown}/debug
 # shellcheck source=scripts/lib.sh
-. scripts/lib.sh # C_TESTS_TSAN, apt_install
+. scripts/lib.sh # C_TESTS_TSAN, apt_install, nightly_toolchain
 TSAN_TESTS=("${C_TESTS_TSAN[@]}")
 SUPPRESSIONS=$PWD/tests/tsan/suppressions.txt
 # The pure modules: JSON text and canonical form, the MCP mapping, config, the SSE parser, the
@@ -42,9 +42,7 @@ find_clang() {
 }
 
 setup() {
-  # -c: the newest nightly that has both components (some nightlies ship without Miri).
-  rustup run nightly rustc --version >/dev/null 2>&1 ||
-    rustup toolchain install nightly --profile minimal -c rust-src -c miri
+  nightly_toolchain # lib.sh
   local have
   have=$(rustup component list --toolchain nightly --installed 2>/dev/null)
   grep -q '^rust-src' <<<"$have" || rustup component add rust-src --toolchain nightly
